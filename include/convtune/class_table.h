@@ -1,0 +1,84 @@
+#pragma once
+// The per-ISA class table written by `convtune profile` (000 §4.1, Fig. 6):
+// every profiled microkernel with its speed, and the classes of selected
+// microkernels (same sizes but h). Its JSON keys are a public format.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "convtune/machine.h"
+#include "convtune/ukernel.h"
+
+namespace convtune {
+
+constexpr int kTableFormatVersion = 1;
+
+struct CompilerInfo {
+  std::string command;  // "cc"
+  std::string version;  // first line of `cc --version`
+  std::vector<std::string> flags;
+};
+
+struct UkRecord {
+  std::string name;
+  UkSizes sizes;
+  std::string status = "ok";  // ok | compile_error | crash | timeout | wrong_result
+  double gflops = 0;
+  double percent_peak = 0;  // 0..100+
+  bool selected = false;
+};
+
+struct UkClass {
+  UkSizes sizes;       // h is meaningless here (set to 0)
+  std::vector<int> h;  // sorted h of the selected members
+};
+
+struct ClassTable {
+  int format_version = kTableFormatVersion;
+  std::string isa;
+  MachineInfo machine;
+  CompilerInfo compiler;
+  std::string created;     // ISO 8601 UTC
+  std::string tool_version;
+  double peak_gflops = 0;  // the 100% reference
+  double peak_start_gflops = 0, peak_end_gflops = 0;
+  double threshold = 0.80;
+  bool quick = false;      // profiled with --quick (a subset)
+  std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
+  double wall_seconds = 0;
+  std::vector<UkRecord> microkernels;
+  std::vector<UkClass> classes;
+
+  std::string origin;  // where it was read from (not serialised)
+
+  /// Marks selected = percent_peak >= threshold*100 and rebuilds `classes`.
+  void select_and_classify();
+  /// The record of given sizes, or nullptr.
+  const UkRecord* find(const UkSizes& u) const;
+  /// Selected microkernels.
+  std::vector<UkRecord> selected() const;
+};
+
+nlohmann::json table_to_json(const ClassTable& t);
+/// Throws Error naming the origin and the missing or bad key.
+ClassTable table_from_json(const nlohmann::json& j, const std::string& origin);
+
+/// Writes the table; throws Error when the file cannot be written.
+void write_table(const ClassTable& t, const std::string& path);
+/// Reads a table file; throws Error for a missing, truncated or corrupt file.
+ClassTable read_table(const std::string& path);
+
+/// Where `profile` writes by default: $XDG_CACHE_HOME/convtune/tables/<isa>.json
+/// (or ~/.cache/convtune/tables/<isa>.json).
+std::string default_table_path(const std::string& isa);
+/// The table to use: `path` if given; else the user's profiled table if it
+/// exists; else the shipped configs/tables/<isa>.json embedded in the binary.
+/// Throws Error if none exists.
+ClassTable load_table(const std::string& isa, const std::optional<std::string>& path);
+/// A one-line warning when the table's machine fingerprint differs from this
+/// CPU (suggesting `convtune profile`), or "" when it matches.
+std::string fingerprint_warning(const ClassTable& t);
+
+}  // namespace convtune

@@ -1,0 +1,80 @@
+#pragma once
+// The configuration language of 000 §3.3: a list of specifiers from the
+// outermost loop inwards.
+//
+//   R(d)                      outer loop over d, count = what remains (at most once per d)
+//   T(n,d)                    tile loop that iterates exactly n times along d
+//   U(n,d) / U(a,h)           fully unrolled loop of n iterations (register tile);
+//                             U(a,h) takes its size from the enclosing lambda_seq
+//   V(k)                      vectorised loop of `lanes` iterations, innermost only
+//   Lseq(h,[(a1,v1),(a2,v2)]) 000's lambda_seq_h alpha.[(a1,v1),(a2,v2)]: a1 tiles
+//                             with alpha=v1 followed by a2 tiles with alpha=v2
+//
+// Stable text form (print/parse round-trips exactly):
+//   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "convtune/shape.h"
+
+namespace convtune {
+
+/// Loop dimensions of a convolution. h and w are *output* rows and columns.
+enum class Dim { n, k, c, h, w, r, s };
+constexpr int kNumDims = 7;
+char dim_char(Dim d);                 // 'n','k','c','h','w','r','s'
+bool dim_from_char(char ch, Dim* d);  // false if ch is not a dimension
+/// The problem size of a dimension (k uses the padded K).
+int64_t dim_size(const Shape& s, Dim d, int64_t lanes);
+
+enum class SpecKind { R, T, U, V, Lseq };
+
+struct Spec {
+  SpecKind kind = SpecKind::T;
+  Dim dim = Dim::k;
+  int64_t factor = 1;  // T, U: the count; unused for R, V, Lseq
+  bool alpha = false;  // U(a,h): the size comes from the enclosing Lseq
+  // Lseq only: {(repeats a1, alpha value v1), (a2, v2)}.
+  std::array<std::pair<int64_t, int64_t>, 2> seq{};
+
+  bool operator==(const Spec& o) const;
+  bool operator!=(const Spec& o) const { return !(*this == o); }
+};
+
+struct Config {
+  std::vector<Spec> specs;  // outermost first
+  bool operator==(const Config& o) const { return specs == o.specs; }
+  bool operator!=(const Config& o) const { return !(*this == o); }
+};
+
+/// Canonical one-line text form (see the header comment).
+std::string to_string(const Spec& s);
+std::string to_string(const Config& c);
+
+/// Parses the text form. Throws Error ("config: at column N: expected ...").
+Config parse_config(const std::string& text);
+
+/// Microkernel sizes described by the U/V suffix of a configuration; for a
+/// configuration with Lseq, h is the first alternative (v1) and h2 the second.
+struct UkSizes;
+
+/// Checks a configuration against a shape and the vector length:
+///  - exactly one V, the innermost specifier, on k;
+///  - the U specifiers form the block directly above V, in the order
+///    s, r, c, w, h, k, each dimension at most once;
+///  - the specifier directly above the U block is T(n,c) (000 §4.2: c first
+///    above the microkernel);
+///  - at most one Lseq, on h, above the T(n,c), with two alternatives, and
+///    then U(a,h) must be in the microkernel; U(a,h) without an Lseq is an error;
+///  - R(d) at most once per d;
+///  - divisibility: along every dimension the product of the T/U factors
+///    (times lanes for k; times a1*v1+a2*v2 instead of U(a,h) for h) equals
+///    the problem size, or divides it when the dimension has an R;
+///  - all counts >= 1.
+/// Throws Error with a one-line message naming the rule and the dimension.
+void validate_config(const Config& c, const Shape& shape, int64_t lanes);
+
+}  // namespace convtune

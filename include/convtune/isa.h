@@ -1,0 +1,46 @@
+#pragma once
+// An instruction set is data (microkernels/isa/<name>.json), not code: vector
+// width, register count, intrinsic spellings, compile flags and the
+// microkernel space constraints. The generators read only this.
+#include <string>
+#include <vector>
+
+namespace convtune {
+
+struct IsaSpace {
+  int out_min = 14, out_max = 28;      // w*h*k accumulators (000 §4.1)
+  int total_min = 16, total_max = 36;  // w*h*k + r*s*c*k
+  int max_unroll = 16;                 // bound on w, h, k, c
+  std::vector<int> rs_values{1, 3, 5, 7};
+  bool rs_square_when_both_above_1 = true;
+};
+
+struct Isa {
+  std::string name;         // "avx512"
+  std::string description;  // one line for humans
+  int lanes = 16;           // f32 lanes per vector
+  int vector_registers = 32;
+  std::string header;       // "immintrin.h"
+  std::string vector_type;  // "__m512"
+  // Intrinsic templates; placeholders {ptr} {val} {a} {b} {acc}.
+  std::string zero, load, store, broadcast, fma;
+  std::vector<std::string> cflags;     // for generated code
+  std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs
+  int peak_accumulators = 24;          // independent FMA chains for the peak loop
+  IsaSpace space;
+
+  /// Fills a template: expand(fma, {{"a", x}, {"b", y}, {"acc", z}}).
+  static std::string expand(const std::string& tmpl,
+                            const std::vector<std::pair<std::string, std::string>>& args);
+};
+
+/// Names of the ISA descriptions shipped with the binary.
+std::vector<std::string> known_isas();
+/// Loads an ISA by name; throws Error listing the known names.
+Isa load_isa(const std::string& name);
+/// Parses an ISA description (JSON text); throws Error naming the bad key.
+Isa parse_isa(const std::string& json_text, const std::string& origin);
+/// True when this CPU can run code for the ISA (from /proc/cpuinfo flags).
+bool cpu_supports(const Isa& isa);
+
+}  // namespace convtune

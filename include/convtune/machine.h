@@ -1,0 +1,26 @@
+#pragma once
+// What machine this is: CPU model, ISA flags, cores and cache sizes (from
+// /proc/cpuinfo and sysfs). Tables carry it so a table from another CPU is noticed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convtune {
+
+struct MachineInfo {
+  std::string cpu_model;               // "AMD EPYC ..." or "unknown"
+  std::vector<std::string> isa_flags;  // the vector-ISA subset of the CPU flags
+  int cores = 1;                       // online logical CPUs
+  int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per core for L1/L2; 0 = unknown
+
+  /// Model string plus flags: what must match for a table to transfer.
+  std::string fingerprint() const;
+};
+
+MachineInfo detect_machine();
+/// Default measuring core: the last online CPU.
+int default_cpu();
+/// Pins the calling thread to a CPU; throws Error if the CPU does not exist.
+void pin_to_cpu(int cpu);
+
+}  // namespace convtune

@@ -1,0 +1,66 @@
+#pragma once
+// The online search space of 000 §4.2 and Fig. 7, built from a class table
+// for one shape: the microkernels (single or a pair of one class combined
+// along h) that divide the problem, and the tilings above them.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "convtune/class_table.h"
+#include "convtune/config.h"
+#include "convtune/shape.h"
+#include "convtune/ukernel.h"
+
+namespace convtune {
+
+/// A microkernel choice: one microkernel, or two of one class used
+/// a times with h = uk.h and b times with h = uk2.h (000 §4.2: a*h1 + b*h2
+/// divides Ho, e.g. 34 = 2*11 + 1*12).
+struct UkChoice {
+  UkSizes uk;
+  bool pair = false;
+  UkSizes uk2;            // pair only: same as uk except h
+  int64_t a = 1, b = 0;   // pair only
+  bool fallback = false;  // a non-selected microkernel used because nothing selected divides
+  /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
+  int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
+  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3"
+  std::string text() const;
+};
+
+struct Space {
+  Shape shape;
+  int64_t lanes = 16;
+  std::vector<UkChoice> choices;
+  /// Empty, or one line saying that the fallback microkernel was used and why.
+  std::string note;
+
+  /// The remaining loop count above the microkernel choice along d
+  /// (e.g. for k: padded_K / (uk.k * lanes); for h: Ho / h_extent()).
+  int64_t remaining(const UkChoice& ch, Dim d) const;
+  /// Number of distinct configurations (exact, as a double: it can be huge).
+  double size() const;
+};
+
+/// Builds the space; throws Error when no microkernel at all fits the shape.
+Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes);
+
+/// The microkernel part of a configuration for a choice, with the c reuse loop:
+/// [T(c_reuse,c), U(s), U(r), U(c), U(w), U(h) or U(a,h), U(k), V(k)]
+/// (U of size 1 omitted), plus, for a pair, nothing else: Lseq is placed by
+/// the caller.
+std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
+
+/// 000 §6.1's random sampler: a microkernel choice uniformly; a divisor of the
+/// remaining c as the reuse loop directly above the microkernel; then,
+/// outwards, (dimension, factor) pairs drawn uniformly among those that still
+/// divide what remains, until every dimension is complete; for a pair, the
+/// Lseq(h,...) specifier at a uniformly drawn level above the reuse loop.
+/// Every result passes validate_config.
+Config sample_config(const Space& space, std::mt19937_64& rng);
+
+/// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
+int choice_of(const Space& space, const Config& c);
+
+}  // namespace convtune

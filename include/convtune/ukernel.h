@@ -1,0 +1,44 @@
+#pragma once
+// Microkernel sizes, names and the offline space (000 §4.1).
+// The contract every generated microkernel follows is microkernels/CONTRACT.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convtune {
+
+struct Isa;
+
+/// Unroll factors of [U_s,s U_r,r U_c,c U_w,w U_h,h U_k,k V_k]; k counts vectors.
+struct UkSizes {
+  int k = 1, c = 1, w = 1, h = 1, r = 1, s = 1;
+  bool operator==(const UkSizes& o) const {
+    return k == o.k && c == o.c && w == o.w && h == o.h && r == o.r && s == o.s;
+  }
+  bool operator!=(const UkSizes& o) const { return !(*this == o); }
+  bool operator<(const UkSizes& o) const;
+  /// Output accumulators in vector registers: w*h*k.
+  int out_regs() const { return w * h * k; }
+  /// Weight vectors loaded per c step: r*s*c*k.
+  int weight_regs() const { return r * s * c * k; }
+  /// Vector FMAs in one unrolled block: w*h*k*r*s*c.
+  int64_t fmas() const { return int64_t(w) * h * k * r * s * c; }
+  /// Same sizes ignoring h (the class key, 000 §4.1).
+  bool same_class(const UkSizes& o) const {
+    return k == o.k && c == o.c && w == o.w && r == o.r && s == o.s;
+  }
+};
+
+/// "k2c1w12h1r1s1"
+std::string sizes_text(const UkSizes& u);
+/// "ct_ukernel_k2c1w12h1r1s1__avx512" (XNNPACK-style: shape, "__", ISA).
+std::string ukernel_name(const UkSizes& u, const std::string& isa);
+/// Inverse of ukernel_name; returns false if the name is not one.
+bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa);
+
+/// Every microkernel the ISA's constraints admit, in a stable order.
+std::vector<UkSizes> enumerate_ukernels(const Isa& isa);
+/// True when the sizes satisfy the ISA's constraints.
+bool ukernel_admitted(const Isa& isa, const UkSizes& u);
+
+}  // namespace convtune
