@@ -1,0 +1,48 @@
+#pragma once
+// The system C compiler ($CC, default cc) turning generated C into shared
+// objects, many at a time.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "convtune/class_table.h"
+
+namespace convtune {
+
+struct Compiler {
+  std::vector<std::string> command;  // $CC split on blanks ("ccache gcc" works)
+  std::vector<std::string> flags;    // ISA flags from the ISA description
+  double timeout_s = 120;
+
+  /// From $CC (default "cc") and the given flags.
+  static Compiler from_env(const std::vector<std::string>& flags);
+  /// Command, first line of `--version`, flags; throws Error when the
+  /// compiler cannot be run, saying to install one or set CC.
+  CompilerInfo info() const;
+};
+
+struct CompileJob {
+  std::string source;  // .c file
+  std::string output;  // .so file
+};
+
+struct CompileResult {
+  bool ok = false;
+  bool timed_out = false;
+  std::string log;  // compiler output (trimmed)
+  double seconds = 0;
+};
+
+/// Compiles one C file into a shared object (-shared -fPIC plus flags).
+CompileResult compile_one(const Compiler& cc, const CompileJob& job);
+
+/// Compiles jobs on `parallel` threads; on_done(i) is called (serialised)
+/// as each finishes. Results are in job order.
+std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<CompileJob>& jobs,
+                                       int parallel,
+                                       const std::function<void(size_t)>& on_done = {});
+
+/// Default parallelism: the cores but one, at least 1.
+int default_jobs();
+
+}  // namespace convtune

@@ -1,0 +1,33 @@
+#pragma once
+// The offline stage (000 §4.1): generate every microkernel the ISA admits,
+// compile them in parallel, measure each alone against the measured peak,
+// keep those above the threshold and group them into classes.
+#include <string>
+#include <vector>
+
+#include "convtune/class_table.h"
+#include "convtune/isa.h"
+
+namespace convtune {
+
+struct ProfileOptions {
+  std::string isa = "avx512";
+  double threshold = 0.80;
+  bool quick = false;     // a small representative subset
+  int cpu = -1;           // measuring core; -1 = the last one
+  int jobs = 0;           // parallel compilations; 0 = the cores but one
+  int per_unit = 16;      // microkernels per translation unit
+  double min_ms = 4;      // one measurement lasts at least this long
+  int repeat = 5;         // measurements kept (median)
+  bool quiet = false;
+  std::string keep_dir;   // keep generated sources here (empty: temporary)
+};
+
+/// The quick subset: for every (r, s) pair, the microkernels at the edges of
+/// each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
+std::vector<UkSizes> quick_subset(const Isa& isa);
+
+/// Runs the whole offline stage and returns the table (not yet written).
+ClassTable run_profile(const ProfileOptions& opt);
+
+}  // namespace convtune

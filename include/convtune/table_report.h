@@ -1,0 +1,12 @@
+#pragma once
+#include <string>
+
+#include "convtune/class_table.h"
+
+namespace convtune {
+
+/// A human summary of a class table: where it is from, peak, counts, the
+/// best microkernel, the BLIS-like (2,1,12,1,1,1) figure, the largest classes.
+std::string table_summary(const ClassTable& t);
+
+}  // namespace convtune

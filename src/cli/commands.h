@@ -1,0 +1,27 @@
+#pragma once
+// The subcommand table: each command adds its options to a CLI11 subcommand
+// and returns the function that runs it. src/cli only parses and calls.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace convtune::cli {
+
+using Runner = std::function<int()>;
+
+struct Command {
+  const char* name;
+  const char* help;
+  Runner (*setup)(CLI::App* sub);
+};
+
+Runner setup_profile(CLI::App* sub);
+Runner setup_layers(CLI::App* sub);
+Runner setup_table(CLI::App* sub);
+
+/// Every subcommand, in the order `convtune --help` lists them.
+const std::vector<Command>& commands();
+
+}  // namespace convtune::cli

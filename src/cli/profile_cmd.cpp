@@ -1,0 +1,57 @@
+// `convtune profile`: parse options, run the offline stage, write the table.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "convtune/class_table.h"
+#include "convtune/files.h"
+#include "convtune/profile.h"
+#include "convtune/table_report.h"
+
+namespace convtune::cli {
+
+Runner setup_profile(CLI::App* sub) {
+  auto opt = std::make_shared<ProfileOptions>();
+  auto out = std::make_shared<std::string>();
+  sub->add_option("--arch", opt->isa, "instruction set: avx512")->capture_default_str();
+  sub->add_option("--out", *out, "where to write the class table (default: " +
+                                    default_table_path("<arch>") + ")");
+  sub->add_option("--threshold", opt->threshold, "fraction of peak a microkernel must reach")
+      ->capture_default_str();
+  sub->add_flag("--quick", opt->quick,
+                "profile a small representative subset (every (r,s) pair, edge sizes)");
+  sub->add_option("--cpu", opt->cpu, "core to pin measurements to (default: the last one)");
+  sub->add_option("-j,--jobs", opt->jobs, "parallel compilations (default: the cores but one)");
+  sub->add_option("--min-repeat-ms", opt->min_ms, "minimum length of one measurement, ms")
+      ->capture_default_str();
+  sub->add_option("--repeat", opt->repeat, "measurements kept per microkernel (median)")
+      ->capture_default_str();
+  sub->add_option("--keep", opt->keep_dir, "keep the generated sources in this directory");
+  sub->add_flag("-q,--quiet", opt->quiet, "no progress output");
+  return [opt, out] {
+    std::string path = out->empty() ? default_table_path(opt->isa) : *out;
+    ensure_writable(path, "--out");  // fail before the long work, not after
+    ClassTable t = run_profile(*opt);
+    write_table(t, path);
+    t.origin = path;
+    std::fputs(table_summary(t).c_str(), stdout);
+    return 0;
+  };
+}
+
+Runner setup_table(CLI::App* sub) {
+  auto isa = std::make_shared<std::string>("avx512");
+  auto path = std::make_shared<std::string>();
+  sub->add_option("--arch", *isa, "instruction set")->capture_default_str();
+  sub->add_option("--table", *path, "a class table file (default: the one tune would use)");
+  return [isa, path] {
+    ClassTable t = load_table(*isa, path->empty() ? std::nullopt : std::optional<std::string>(*path));
+    std::string warn = fingerprint_warning(t);
+    if (!warn.empty()) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
+    std::fputs(table_summary(t).c_str(), stdout);
+    return 0;
+  };
+}
+
+}  // namespace convtune::cli

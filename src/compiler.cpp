@@ -1,0 +1,87 @@
+// Runs the system compiler; parallel compilation happens while nothing is
+// being measured (the profiler and the tuner alternate the two phases).
+#include "convtune/compiler.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "convtune/error.h"
+#include "convtune/subprocess.h"
+
+namespace convtune {
+
+Compiler Compiler::from_env(const std::vector<std::string>& flags) {
+  Compiler c;
+  const char* env = std::getenv("CC");
+  std::istringstream ss(env && *env ? env : "cc");
+  std::string word;
+  while (ss >> word) c.command.push_back(word);
+  c.flags = flags;
+  return c;
+}
+
+CompilerInfo Compiler::info() const {
+  std::vector<std::string> argv = command;
+  argv.push_back("--version");
+  ProcResult r = run_command(argv, 30);
+  std::string joined;
+  for (const auto& w : command) joined += (joined.empty() ? "" : " ") + w;
+  if (!r.ok())
+    throw Error(fmt::format(
+        "cannot run the C compiler '{}'; install one (apt-get install gcc) or set CC", joined));
+  CompilerInfo ci;
+  ci.command = joined;
+  ci.version = r.output.substr(0, r.output.find('\n'));
+  ci.flags = flags;
+  return ci;
+}
+
+CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
+  std::vector<std::string> argv = cc.command;
+  argv.insert(argv.end(), cc.flags.begin(), cc.flags.end());
+  for (const char* f : {"-std=c99", "-fPIC", "-shared"}) argv.push_back(f);
+  argv.push_back("-o");
+  argv.push_back(job.output);
+  argv.push_back(job.source);
+  ProcResult p = run_command(argv, cc.timeout_s);
+  CompileResult r;
+  r.ok = p.ok();
+  r.timed_out = p.timed_out;
+  r.seconds = p.seconds;
+  r.log = p.output.size() > 4000 ? p.output.substr(0, 4000) + "\n[...]" : p.output;
+  if (p.timed_out) r.log += fmt::format("\ncompiler timed out after {:.0f} s", cc.timeout_s);
+  return r;
+}
+
+std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<CompileJob>& jobs,
+                                       int parallel, const std::function<void(size_t)>& on_done) {
+  std::vector<CompileResult> results(jobs.size());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      results[i] = compile_one(cc, jobs[i]);
+      std::lock_guard<std::mutex> lock(mu);
+      if (on_done) on_done(i);
+    }
+  };
+  std::vector<std::thread> threads;
+  int n = std::max(1, std::min<int>(parallel, int(jobs.size())));
+  for (int t = 0; t < n; ++t) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+int default_jobs() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 1 ? int(n - 1) : 1;
+}
+
+}  // namespace convtune

@@ -1,0 +1,391 @@
+// The configuration language of 000 §3.3: text form, parser and the rules a
+// configuration must satisfy for a shape (000 §3.3, §4.1, §4.2).
+#include "convtune/config.h"
+
+#include <cctype>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "convtune/error.h"
+
+namespace convtune {
+
+char dim_char(Dim d) { return "nkchwrs"[static_cast<int>(d)]; }
+
+bool dim_from_char(char ch, Dim* d) {
+  for (int i = 0; i < kNumDims; ++i)
+    if ("nkchwrs"[i] == ch) {
+      *d = static_cast<Dim>(i);
+      return true;
+    }
+  return false;
+}
+
+int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
+  switch (d) {
+    case Dim::n: return s.N;
+    case Dim::k: return s.padded_K(lanes);
+    case Dim::c: return s.C;
+    case Dim::h: return s.Ho();
+    case Dim::w: return s.Wo();
+    case Dim::r: return s.R;
+    case Dim::s: return s.S;
+  }
+  return 0;
+}
+
+// Compares only the fields that the kind uses, so unused ones never matter.
+bool Spec::operator==(const Spec& o) const {
+  if (kind != o.kind || dim != o.dim) return false;
+  switch (kind) {
+    case SpecKind::T: return factor == o.factor;
+    case SpecKind::U: return alpha == o.alpha && (alpha || factor == o.factor);
+    case SpecKind::Lseq: return seq == o.seq;
+    case SpecKind::R:
+    case SpecKind::V: return true;
+  }
+  return false;
+}
+
+std::string to_string(const Spec& s) {
+  char d = dim_char(s.dim);
+  switch (s.kind) {
+    case SpecKind::R: return fmt::format("R({})", d);
+    case SpecKind::T: return fmt::format("T({},{})", s.factor, d);
+    case SpecKind::U:
+      return s.alpha ? fmt::format("U(a,{})", d) : fmt::format("U({},{})", s.factor, d);
+    case SpecKind::V: return fmt::format("V({})", d);
+    case SpecKind::Lseq:
+      return fmt::format("Lseq({},[({},{}),({},{})])", d, s.seq[0].first, s.seq[0].second,
+                         s.seq[1].first, s.seq[1].second);
+  }
+  return "?";
+}
+
+std::string to_string(const Config& c) {
+  std::string out = "[";
+  for (size_t i = 0; i < c.specs.size(); ++i) out += (i ? ", " : "") + to_string(c.specs[i]);
+  return out + "]";
+}
+
+namespace {
+
+// Recursive-descent parser over the text form; every error names a 1-based column.
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : t_(text) {}
+
+  Config parse() {
+    Config c;
+    expect('[', "at the start of a configuration");
+    if (peek() == ']') {
+      ++i_;
+    } else {
+      while (true) {
+        c.specs.push_back(spec());
+        char ch = peek();
+        if (ch == ']') {
+          ++i_;
+          break;
+        }
+        if (ch != ',') fail("expected ',' or ']' after a specifier, got " + got());
+        ++i_;
+      }
+    }
+    if (peek() != '\0') fail("unexpected " + got() + " after the closing ']'");
+    return c;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw Error(fmt::format("config: at column {}: {}", i_ + 1, msg));
+  }
+
+  // Skips whitespace and returns the next character ('\0' at the end).
+  char peek() {
+    while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_;
+    return i_ < t_.size() ? t_[i_] : '\0';
+  }
+
+  // What is at the cursor, for messages: 'x' or "end of input".
+  std::string got() {
+    if (peek() == '\0') return "end of input";
+    std::string word = word_at();
+    return "'" + (word.empty() ? std::string(1, t_[i_]) : word) + "'";
+  }
+
+  std::string word_at() const {
+    size_t j = i_;
+    while (j < t_.size() && std::isalnum(static_cast<unsigned char>(t_[j]))) ++j;
+    return t_.substr(i_, j - i_);
+  }
+
+  void expect(char ch, const char* where) {
+    if (peek() != ch) fail(fmt::format("expected '{}' {}, got {}", ch, where, got()));
+    ++i_;
+  }
+
+  int64_t number() {
+    if (!std::isdigit(static_cast<unsigned char>(peek())))
+      fail("expected a number, got " + got());
+    size_t start = i_;
+    int64_t v = 0;
+    while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) {
+      if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) {
+        i_ = start;
+        fail("number " + got() + " is too large");
+      }
+      v = v * 10 + (t_[i_++] - '0');
+    }
+    return v;
+  }
+
+  Dim dim() {
+    Dim d;
+    peek();
+    std::string word = word_at();
+    if (word.size() != 1 || !dim_from_char(word[0], &d))
+      fail("expected a dimension (one of n,k,c,h,w,r,s), got " + got());
+    ++i_;
+    return d;
+  }
+
+  Spec spec() {
+    Spec s;
+    peek();
+    std::string name = word_at();
+    if (name == "R") s.kind = SpecKind::R;
+    else if (name == "T") s.kind = SpecKind::T;
+    else if (name == "U") s.kind = SpecKind::U;
+    else if (name == "V") s.kind = SpecKind::V;
+    else if (name == "Lseq") s.kind = SpecKind::Lseq;
+    else if (name.empty()) fail("expected a specifier (R, T, U, V or Lseq), got " + got());
+    else fail("unknown specifier '" + name + "'; expected R, T, U, V or Lseq");
+    i_ += name.size();
+    std::string after = "after '" + name + "'";
+    expect('(', after.c_str());
+    if (s.kind == SpecKind::T) {
+      s.factor = number();
+      expect(',', "after the count");
+    } else if (s.kind == SpecKind::U) {
+      if (peek() == 'a' && word_at() == "a") {
+        s.alpha = true;
+        ++i_;
+      } else if (std::isdigit(static_cast<unsigned char>(peek()))) {
+        s.factor = number();
+      } else {
+        fail("expected a number or 'a', got " + got());
+      }
+      expect(',', "after the count");
+    }
+    s.dim = dim();
+    if (s.kind == SpecKind::Lseq) {
+      expect(',', "after the dimension");
+      expect('[', "to open the list of (repeats,size) pairs");
+      for (int j = 0; j < 2; ++j) {
+        if (j) expect(',', "between the two pairs");
+        expect('(', "to open a (repeats,size) pair");
+        s.seq[j].first = number();
+        expect(',', "between repeats and size");
+        s.seq[j].second = number();
+        expect(')', "to close the pair");
+      }
+      expect(']', "after two pairs (Lseq combines exactly two microkernels)");
+    }
+    expect(')', "to close the specifier");
+    return s;
+  }
+
+  const std::string& t_;
+  size_t i_ = 0;
+};
+
+// Product of counts that saturates instead of overflowing; huge products can
+// never match a problem size, they only need to print sensibly.
+struct Product {
+  int64_t v = 1;
+  bool over = false;
+  void mul(int64_t f) {
+    if (over || __builtin_mul_overflow(v, f, &v)) over = true;
+  }
+  void add(const Product& o) {
+    if (over || o.over || __builtin_add_overflow(v, o.v, &v)) over = true;
+  }
+  std::string text() const { return over ? "at least 2^63" : std::to_string(v); }
+};
+
+int u_rank(Dim d) {  // 000 §4.1 microkernel order [U_s, U_r, U_c, U_w, U_h, U_k, V_k]
+  switch (d) {
+    case Dim::s: return 0;
+    case Dim::r: return 1;
+    case Dim::c: return 2;
+    case Dim::w: return 3;
+    case Dim::h: return 4;
+    case Dim::k: return 5;
+    case Dim::n: return 6;  // n is never unrolled
+  }
+  return 6;
+}
+
+[[noreturn]] void reject(const std::string& msg) { throw Error("config: " + msg); }
+
+void check_counts(const Config& c) {
+  for (const Spec& s : c.specs) {
+    if ((s.kind == SpecKind::T || (s.kind == SpecKind::U && !s.alpha)) && s.factor < 1)
+      reject(fmt::format("dimension {}: {} has count {}; every count must be >= 1",
+                         dim_char(s.dim), to_string(s), s.factor));
+    if (s.kind == SpecKind::Lseq)
+      for (const auto& [reps, size] : s.seq)
+        if (reps < 1 || size < 1)
+          reject(fmt::format("dimension {}: {} has a repeat count or size below 1; every count "
+                             "must be >= 1",
+                             dim_char(s.dim), to_string(s)));
+  }
+}
+
+// V innermost, the U block above it in 000 §4.1 order, T(n,c) above that.
+void check_microkernel(const Config& c) {
+  const auto& sp = c.specs;
+  size_t nv = 0;
+  for (const Spec& s : sp) nv += s.kind == SpecKind::V;
+  if (nv == 0) reject("no V(k); the innermost specifier must be V(k) (000 §3.3)");
+  if (nv > 1)
+    reject(fmt::format("V appears {} times; exactly one V(k) is allowed, innermost (000 §3.3)",
+                       nv));
+  const Spec& last = sp.back();
+  if (last.kind != SpecKind::V) {
+    for (const Spec& s : sp)
+      if (s.kind == SpecKind::V)
+        reject(fmt::format("{} must be the innermost specifier but {} follows it (000 §3.3)",
+                           to_string(s), to_string(last)));
+  }
+  if (last.dim != Dim::k)
+    reject(fmt::format("dimension {}: {} vectorises {}; only k is vectorised (000 §4.1)",
+                       dim_char(last.dim), to_string(last), dim_char(last.dim)));
+  size_t first_u = sp.size() - 1;
+  while (first_u > 0 && sp[first_u - 1].kind == SpecKind::U) --first_u;
+  for (size_t i = 0; i < first_u; ++i)
+    if (sp[i].kind == SpecKind::U)
+      reject(fmt::format("dimension {}: {} is not in the microkernel; every U must be in the "
+                         "block directly above V(k) (000 §4.1)",
+                         dim_char(sp[i].dim), to_string(sp[i])));
+  for (size_t i = first_u; i + 1 < sp.size(); ++i) {
+    if (sp[i].dim == Dim::n)
+      reject(fmt::format("dimension n: {} unrolls n; the microkernel unrolls only s, r, c, w, "
+                         "h, k (000 §4.1)",
+                         to_string(sp[i])));
+    if (i > first_u && u_rank(sp[i - 1].dim) == u_rank(sp[i].dim))
+      reject(fmt::format("dimension {}: U appears twice in the microkernel; each dimension is "
+                         "unrolled at most once (000 §4.1)",
+                         dim_char(sp[i].dim)));
+    if (i > first_u && u_rank(sp[i - 1].dim) > u_rank(sp[i].dim))
+      reject(fmt::format("dimension {}: {} comes after {}; the microkernel order is s, r, c, w, "
+                         "h, k (000 §4.1)",
+                         dim_char(sp[i].dim), to_string(sp[i]), to_string(sp[i - 1])));
+  }
+  if (first_u == 0)
+    reject("nothing above the microkernel; it must be T(n,c) (000 §4.2: c first above the "
+           "microkernel)");
+  const Spec& above = sp[first_u - 1];
+  if (above.kind != SpecKind::T || above.dim != Dim::c)
+    reject(fmt::format("dimension c: the specifier above the microkernel is {}; it must be "
+                       "T(n,c) (000 §4.2: c first above the microkernel)",
+                       to_string(above)));
+}
+
+// Lseq placement and its link with U(a,h). Lseq can only sit above T(n,c):
+// check_microkernel leaves nothing but U and V below it.
+void check_lseq(const Config& c) {
+  const Spec* lseq = nullptr;
+  for (const Spec& s : c.specs) {
+    if (s.kind != SpecKind::Lseq) continue;
+    if (lseq) reject("dimension h: Lseq appears twice; at most one is allowed (000 §3.3)");
+    lseq = &s;
+    if (s.dim != Dim::h)
+      reject(fmt::format("dimension {}: {} combines microkernels along {}; only h is combined "
+                         "(000 §4.2)",
+                         dim_char(s.dim), to_string(s), dim_char(s.dim)));
+    if (s.seq[0].second == s.seq[1].second)
+      reject(fmt::format("dimension h: {} uses the size {} twice; the two alternatives must "
+                         "differ (000 §4.2)",
+                         to_string(s), s.seq[0].second));
+  }
+  bool u_alpha = false;
+  for (const Spec& s : c.specs) {
+    if (s.kind != SpecKind::U || !s.alpha) continue;
+    if (s.dim != Dim::h)
+      reject(fmt::format("dimension {}: {} takes its size from an Lseq, which only h has "
+                         "(000 §4.2)",
+                         dim_char(s.dim), to_string(s)));
+    if (!lseq)
+      reject("dimension h: U(a,h) takes its size from an Lseq(h,...) above it, but there is "
+             "none (000 §3.3)");
+    u_alpha = true;  // check_microkernel put every U in the microkernel
+  }
+  if (lseq && !u_alpha)
+    reject(fmt::format("dimension h: {} needs U(a,h) in the microkernel to take its size "
+                       "(000 §3.3)",
+                       to_string(*lseq)));
+}
+
+void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {
+  for (int di = 0; di < kNumDims; ++di) {
+    Dim d = static_cast<Dim>(di);
+    char ch = dim_char(d);
+    Product p;
+    int rs = 0, specs = 0;
+    for (const Spec& s : c.specs) {
+      if (s.dim != d) continue;
+      ++specs;
+      if (s.kind == SpecKind::R) ++rs;
+      if (s.kind == SpecKind::T || (s.kind == SpecKind::U && !s.alpha)) p.mul(s.factor);
+      if (s.kind == SpecKind::V) p.mul(lanes);
+      if (s.kind == SpecKind::Lseq) {  // 000 §3.4: a1 tiles of v1 then a2 tiles of v2
+        Product first, second;
+        first.mul(s.seq[0].first);
+        first.mul(s.seq[0].second);
+        second.mul(s.seq[1].first);
+        second.mul(s.seq[1].second);
+        first.add(second);
+        if (first.over) p.over = true;
+        else p.mul(first.v);
+      }
+    }
+    if (rs > 1)
+      reject(fmt::format("dimension {}: R({}) appears {} times; R may appear at most once per "
+                         "dimension (000 §3.3)",
+                         ch, ch, rs));
+    int64_t size = dim_size(shape, d, lanes);
+    std::string with_lanes = d == Dim::k ? fmt::format(" (including {} lanes)", lanes) : "";
+    if (rs == 1) {
+      if (p.over || size % p.v != 0)
+        reject(fmt::format("dimension {}: tile factors multiply to {}{}, which does not divide "
+                           "the problem size {}; with R({}) they must divide it (000 §3.3 "
+                           "divisibility)",
+                           ch, p.text(), with_lanes, size, ch));
+    } else if (specs == 0 && size != 1) {
+      reject(fmt::format("dimension {}: no specifier covers it but the problem size is {}; add "
+                         "T({},{}) or R({}) (000 §3.3 divisibility)",
+                         ch, size, size, ch, ch));
+    } else if (p.over || p.v != size) {
+      reject(fmt::format("dimension {}: tile factors multiply to {}{} but the problem size is "
+                         "{}; every dimension must be covered exactly (000 §3.3 divisibility)",
+                         ch, p.text(), with_lanes, size));
+    }
+  }
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text) { return Parser(text).parse(); }
+
+void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
+  if (lanes < 1) reject(fmt::format("the vector length is {}; it must be >= 1", lanes));
+  check_counts(c);
+  check_microkernel(c);
+  check_lseq(c);
+  check_coverage(c, shape, lanes);
+}
+
+}  // namespace convtune

@@ -1,0 +1,134 @@
+// ISA descriptions are JSON data (microkernels/isa/<name>.json), embedded in
+// the binary; adding an ISA is a new file, not new generator code.
+#include "convtune/isa.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/embedded_data.h"
+#include "convtune/error.h"
+
+namespace convtune {
+
+namespace {
+
+const char* const kIsaNames[] = {"avx512"};
+
+template <typename T>
+T get(const nlohmann::json& j, const char* key, const std::string& origin) {
+  if (!j.contains(key))
+    throw Error(fmt::format("ISA description {}: key '{}' is missing", origin, key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(fmt::format("ISA description {}: key '{}' has the wrong type", origin, key));
+  }
+}
+
+std::set<std::string> cpuinfo_flags() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(f, line)) {
+    // x86: "flags : ..."; AArch64: "Features : ..."
+    if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) {
+      std::istringstream ss(line.substr(line.find(':') + 1));
+      std::string w;
+      while (ss >> w) flags.insert(w);
+      break;
+    }
+  }
+  return flags;
+}
+
+}  // namespace
+
+std::string Isa::expand(const std::string& tmpl,
+                        const std::vector<std::pair<std::string, std::string>>& args) {
+  std::string out;
+  out.reserve(tmpl.size() + 32);
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] == '{') {
+      size_t end = tmpl.find('}', i);
+      if (end != std::string::npos) {
+        std::string key = tmpl.substr(i + 1, end - i - 1);
+        bool found = false;
+        for (const auto& [k, v] : args)
+          if (k == key) {
+            out += v;
+            found = true;
+            break;
+          }
+        if (found) {
+          i = end;
+          continue;
+        }
+      }
+    }
+    out += tmpl[i];
+  }
+  return out;
+}
+
+std::vector<std::string> known_isas() { return {std::begin(kIsaNames), std::end(kIsaNames)}; }
+
+Isa parse_isa(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("ISA description {} is not valid JSON: {}", origin, e.what()));
+  }
+  Isa isa;
+  isa.name = get<std::string>(j, "name", origin);
+  isa.description = j.value("description", "");
+  isa.lanes = get<int>(j, "lanes", origin);
+  isa.vector_registers = get<int>(j, "vector_registers", origin);
+  isa.header = get<std::string>(j, "header", origin);
+  isa.vector_type = get<std::string>(j, "vector_type", origin);
+  auto in = get<nlohmann::json>(j, "intrinsics", origin);
+  isa.zero = get<std::string>(in, "zero", origin);
+  isa.load = get<std::string>(in, "load", origin);
+  isa.store = get<std::string>(in, "store", origin);
+  isa.broadcast = get<std::string>(in, "broadcast", origin);
+  isa.fma = get<std::string>(in, "fma", origin);
+  isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
+  isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);
+  isa.peak_accumulators = j.value("peak_accumulators", isa.vector_registers * 3 / 4);
+  auto sp = get<nlohmann::json>(j, "space", origin);
+  auto out = get<std::vector<int>>(sp, "output_regs", origin);
+  auto tot = get<std::vector<int>>(sp, "total_regs", origin);
+  if (out.size() != 2 || tot.size() != 2 || isa.lanes < 1)
+    throw Error(fmt::format("ISA description {}: output_regs and total_regs take [min, max]", origin));
+  isa.space.out_min = out[0];
+  isa.space.out_max = out[1];
+  isa.space.total_min = tot[0];
+  isa.space.total_max = tot[1];
+  isa.space.max_unroll = get<int>(sp, "max_unroll", origin);
+  isa.space.rs_values = get<std::vector<int>>(sp, "rs_values", origin);
+  isa.space.rs_square_when_both_above_1 = sp.value("rs_square_when_both_above_1", true);
+  return isa;
+}
+
+Isa load_isa(const std::string& name) {
+  const char* text = embedded_file("microkernels/isa/" + name + ".json");
+  if (!text) {
+    std::string names;
+    for (const auto& n : known_isas()) names += (names.empty() ? "" : ", ") + n;
+    throw Error(fmt::format("unknown --arch '{}'; choose one of: {}", name, names));
+  }
+  return parse_isa(text, "microkernels/isa/" + name + ".json");
+}
+
+bool cpu_supports(const Isa& isa) {
+  auto flags = cpuinfo_flags();
+  for (const auto& f : isa.cpu_flags)
+    if (!flags.count(f)) return false;
+  return true;
+}
+
+}  // namespace convtune

@@ -1,0 +1,262 @@
+// Convolution shapes: FLOP counts, the "K=512,C=256,..." text form and the
+// layer zoo of 000 Fig. 8 (configs/layers.json, embedded in the binary).
+#include "convtune/shape.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/embedded_data.h"
+#include "convtune/error.h"
+
+namespace convtune {
+namespace {
+
+// Far above any real layer; keeps every product of sizes well inside int64.
+constexpr int64_t kMaxSize = int64_t(1) << 24;
+
+const char* const kFieldNames[] = {"N", "K", "C", "H", "W", "R", "S", "stride", "pad"};
+
+size_t field_index(const std::string& name) {
+  return std::find(std::begin(kFieldNames), std::end(kFieldNames), name) -
+         std::begin(kFieldNames);
+}
+
+int64_t* field_ptr(Shape& s, const std::string& name) {
+  if (name == "N") return &s.N;
+  if (name == "K") return &s.K;
+  if (name == "C") return &s.C;
+  if (name == "H") return &s.H;
+  if (name == "W") return &s.W;
+  if (name == "R") return &s.R;
+  if (name == "S") return &s.S;
+  if (name == "stride") return &s.stride;
+  if (name == "pad") return &s.pad;
+  return nullptr;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {  // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// Number of (output index, kernel index) pairs along one axis whose input
+// index o*stride + k - pad falls inside [0, in).
+int64_t valid_pairs(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad) {
+  int64_t total = 0;
+  for (int64_t k = 0; k < kernel; ++k) {
+    int64_t lo = std::max<int64_t>(0, floor_div(pad - k + stride - 1, stride));
+    int64_t hi = std::min<int64_t>(out - 1, floor_div(in - 1 + pad - k, stride));
+    if (hi >= lo) total += hi - lo + 1;
+  }
+  return total;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Trailing integer of a name ("yolo9000-12" -> 12), or -1.
+int64_t trailing_number(const std::string& s) {
+  size_t i = s.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
+  if (i == s.size() || s.size() - i > 9) return -1;
+  return std::stoll(s.substr(i));
+}
+
+// " (did you mean 'x'?)" for the closest candidate, or "" if none is close.
+// Ties go to the nearest layer number, so 'yolo9000-7' suggests 'yolo9000-8'.
+std::string suggestion(const std::string& name, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_d = 0;
+  int64_t best_gap = 0, num = trailing_number(name);
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(name, c);
+    int64_t n = trailing_number(c);
+    int64_t gap = (num < 0 || n < 0) ? 0 : std::llabs(n - num);
+    if (!best || d < best_d || (d == best_d && gap < best_gap)) {
+      best = &c;
+      best_d = d;
+      best_gap = gap;
+    }
+  }
+  if (!best || best_d > std::max<size_t>(2, best->size() / 2)) return "";
+  return fmt::format(" (did you mean '{}'?)", *best);
+}
+
+int64_t json_int(const nlohmann::json& layer, const std::string& where, const char* key) {
+  auto it = layer.find(key);
+  if (it == layer.end() || !it->is_number_integer())
+    throw Error(fmt::format("configs/layers.json: {}: field '{}' is missing or not an integer",
+                            where, key));
+  return it->get<int64_t>();
+}
+
+std::vector<Network> load_zoo() {
+  const char* text = embedded_file("configs/layers.json");
+  if (!text) throw Error("configs/layers.json is not embedded in this build; rebuild convtune");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("configs/layers.json: {}", e.what()));
+  }
+  if (doc.value("format_version", 0) != 1 || !doc.contains("networks") ||
+      !doc["networks"].is_array())
+    throw Error("configs/layers.json: expected format_version 1 with a 'networks' array");
+  std::vector<Network> zoo;
+  for (const auto& net : doc["networks"]) {
+    Network n;
+    n.name = net.value("name", "");
+    if (n.name.empty() || !net.contains("layers") || !net["layers"].is_array())
+      throw Error("configs/layers.json: every network needs a 'name' and a 'layers' array");
+    for (const auto& layer : net["layers"]) {
+      Shape s;
+      s.name = layer.value("name", "");
+      if (s.name.empty())
+        throw Error(fmt::format("configs/layers.json: a layer of '{}' has no name", n.name));
+      for (const auto& [key, value] : layer.items())
+        if (key != "name" && !field_ptr(s, key))
+          throw Error(fmt::format("configs/layers.json: {}: unknown field '{}'", s.name, key));
+      for (const char* f : kFieldNames) *field_ptr(s, f) = json_int(layer, s.name, f);
+      validate_shape(s);
+      n.layers.push_back(s);
+    }
+    zoo.push_back(std::move(n));
+  }
+  return zoo;
+}
+
+const std::vector<Network>& cached_zoo() {
+  static const std::vector<Network> zoo = load_zoo();
+  return zoo;
+}
+
+}  // namespace
+
+double Shape::flops() const {
+  return 2.0 * double(N) * double(K) * double(C) * double(R) * double(S) * double(Ho()) *
+         double(Wo());
+}
+
+double Shape::real_flops() const {
+  // Rows and columns are independent, so the valid (oh,ow,r,s) count factors.
+  double rows = double(valid_pairs(H, Ho(), R, stride, pad));
+  double cols = double(valid_pairs(W, Wo(), S, stride, pad));
+  return 2.0 * double(N) * double(K) * double(C) * rows * cols;
+}
+
+std::string Shape::to_string() const {
+  return fmt::format("N={},K={},C={},H={},W={},R={},S={},stride={},pad={}", N, K, C, H, W, R, S,
+                     stride, pad);
+}
+
+Shape parse_shape(const std::string& text) {
+  if (trim(text).empty())
+    throw Error("shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3");
+  Shape s;
+  bool given[9] = {};
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = trim(text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                          : comma - start));
+    if (item.empty())
+      throw Error(fmt::format("shape: empty field in '{}'; separate fields with single commas",
+                              text));
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw Error(fmt::format("shape: '{}' is not a field=value pair; write e.g. K=512", item));
+    std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    int64_t* dst = field_ptr(s, key);
+    if (!dst)
+      throw Error(fmt::format("shape: field '{}' is unknown; use N,K,C,H,W,R,S,stride,pad", key));
+    size_t idx = field_index(key);
+    if (given[idx]) throw Error(fmt::format("shape: field '{}' given twice", key));
+    given[idx] = true;
+    bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch));
+    });
+    if (!digits || (key != "pad" && value.find_first_not_of('0') == std::string::npos))
+      throw Error(fmt::format("shape: '{}={}' is not a {} integer", key, value,
+                              key == "pad" ? "non-negative" : "positive"));
+    if (value.size() > 9)
+      throw Error(
+          fmt::format("shape: {}={} is too large; sizes are at most {}", key, value, kMaxSize));
+    *dst = std::stoll(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const char* required : {"K", "C", "H", "R"})
+    if (!given[field_index(required)])
+      throw Error(fmt::format("shape: {} is missing; give it as {}=<int>", required, required));
+  if (!given[field_index("W")]) s.W = s.H;
+  if (!given[field_index("S")]) s.S = s.R;
+  if (!given[field_index("pad")]) s.pad = (s.R - 1) / 2;  // "same" padding for odd kernels
+  validate_shape(s);
+  return s;
+}
+
+void validate_shape(const Shape& s) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"N", s.N}, {"K", s.K}, {"C", s.C}, {"H", s.H},           {"W", s.W},
+      {"R", s.R}, {"S", s.S}, {"stride", s.stride}, {"pad", s.pad}};
+  for (const auto& [name, v] : fields) {
+    int64_t min = std::string(name) == "pad" ? 0 : 1;
+    if (v < min) throw Error(fmt::format("shape: {}={} must be >= {}", name, v, min));
+    if (v > kMaxSize)
+      throw Error(fmt::format("shape: {}={} is too large; sizes are at most {}", name, v, kMaxSize));
+  }
+  if (s.R > s.Hp())
+    throw Error(fmt::format("shape: R={} is larger than H+2*pad={}; use a smaller R or more pad",
+                            s.R, s.Hp()));
+  if (s.S > s.Wp())
+    throw Error(fmt::format("shape: S={} is larger than W+2*pad={}; use a smaller S or more pad",
+                            s.S, s.Wp()));
+}
+
+std::vector<Network> zoo() { return cached_zoo(); }
+
+Shape zoo_layer(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& net : cached_zoo())
+    for (const auto& layer : net.layers) {
+      if (layer.name == name) return layer;
+      names.push_back(layer.name);
+    }
+  throw Error(fmt::format("unknown layer '{}'; run 'convtune layers' to list them{}", name,
+                          suggestion(name, names)));
+}
+
+Network zoo_network(const std::string& name) {
+  std::vector<std::string> names;
+  std::string list;
+  for (const auto& net : cached_zoo()) {
+    if (net.name == name) return net;
+    names.push_back(net.name);
+    list += (list.empty() ? "" : ", ") + net.name;
+  }
+  throw Error(fmt::format("unknown network '{}'; the networks are {}{}", name, list,
+                          suggestion(name, names)));
+}
+
+}  // namespace convtune

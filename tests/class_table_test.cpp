@@ -1,0 +1,312 @@
+// Class table: selection into classes, the JSON format, file errors, and the
+// machine description it carries.
+#include "convtune/class_table.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "convtune/error.h"
+#include "convtune/machine.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::TempDir;
+using test::write_file;
+
+UkRecord record(UkSizes u, double percent, const std::string& status = "ok") {
+  UkRecord r;
+  r.name = "uk_h" + std::to_string(u.h);
+  r.sizes = u;
+  r.status = status;
+  r.percent_peak = percent;
+  r.gflops = percent + 10;
+  return r;
+}
+
+UkSizes sizes(int k, int c, int w, int h, int r = 1, int s = 1) {
+  UkSizes u;
+  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
+  return u;
+}
+
+ClassTable sample_table() {
+  ClassTable t;
+  t.isa = "avx512";
+  t.machine.cpu_model = "Test CPU";
+  t.machine.isa_flags = {"avx2", "avx512f", "fma"};
+  t.machine.cores = 4;
+  t.machine.l1d_bytes = 32768;
+  t.machine.l2_bytes = 1 << 20;
+  t.machine.l3_bytes = 32 << 20;
+  t.compiler.command = "cc";
+  t.compiler.version = "cc (Debian 12.2.0) 12.2.0";
+  t.compiler.flags = {"-O3", "-march=native"};
+  t.created = "2024-01-02T03:04:05Z";
+  t.tool_version = "0.1.0";
+  t.peak_gflops = 134.4;
+  t.peak_start_gflops = 134.25;
+  t.peak_end_gflops = 133.9;
+  t.threshold = 0.8;
+  t.quick = true;
+  t.counters = "none: PAPI not available";
+  t.wall_seconds = 12.5;
+  // Three differing only in h (h=3 below threshold), one failed, one of another class.
+  t.microkernels = {record(sizes(2, 1, 1, 9), 91.25), record(sizes(2, 1, 1, 3), 60),
+                    record(sizes(2, 1, 1, 8), 80), record(sizes(2, 1, 1, 10), 99, "crash"),
+                    record(sizes(1, 2, 14, 1, 3, 3), 85.5)};
+  t.select_and_classify();
+  return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+TEST(ClassTableTest, SelectsAndGroupsByAllSizesButH) {
+  ClassTable t = sample_table();
+  ASSERT_EQ(t.classes.size(), 2u);
+  // Classes are ordered by (k,c,w,r,s): k=1 first.
+  EXPECT_EQ(t.classes[0].sizes, sizes(1, 2, 14, 0, 3, 3));
+  EXPECT_EQ(t.classes[0].h, std::vector<int>{1});
+  EXPECT_EQ(t.classes[1].sizes, sizes(2, 1, 1, 0));
+  EXPECT_EQ(t.classes[1].h, (std::vector<int>{8, 9}));  // 80.00% is exactly the threshold
+
+  EXPECT_FALSE(t.find(sizes(2, 1, 1, 3))->selected);
+  EXPECT_FALSE(t.find(sizes(2, 1, 1, 10))->selected);  // failed runs never count
+  EXPECT_TRUE(t.find(sizes(2, 1, 1, 8))->selected);
+  EXPECT_EQ(t.find(sizes(7, 7, 7, 7)), nullptr);
+  EXPECT_EQ(t.selected().size(), 3u);
+}
+
+void expect_same(const ClassTable& a, const ClassTable& b) {
+  EXPECT_EQ(a.format_version, b.format_version);
+  EXPECT_EQ(a.isa, b.isa);
+  EXPECT_EQ(a.machine.fingerprint(), b.machine.fingerprint());
+  EXPECT_EQ(a.machine.cores, b.machine.cores);
+  EXPECT_EQ(a.machine.l1d_bytes, b.machine.l1d_bytes);
+  EXPECT_EQ(a.machine.l2_bytes, b.machine.l2_bytes);
+  EXPECT_EQ(a.machine.l3_bytes, b.machine.l3_bytes);
+  EXPECT_EQ(a.compiler.command, b.compiler.command);
+  EXPECT_EQ(a.compiler.version, b.compiler.version);
+  EXPECT_EQ(a.compiler.flags, b.compiler.flags);
+  EXPECT_EQ(a.created, b.created);
+  EXPECT_EQ(a.tool_version, b.tool_version);
+  EXPECT_DOUBLE_EQ(a.peak_gflops, b.peak_gflops);
+  EXPECT_DOUBLE_EQ(a.peak_start_gflops, b.peak_start_gflops);
+  EXPECT_DOUBLE_EQ(a.peak_end_gflops, b.peak_end_gflops);
+  EXPECT_DOUBLE_EQ(a.threshold, b.threshold);
+  EXPECT_EQ(a.quick, b.quick);
+  EXPECT_EQ(a.counters, b.counters);
+  EXPECT_DOUBLE_EQ(a.wall_seconds, b.wall_seconds);
+  ASSERT_EQ(a.microkernels.size(), b.microkernels.size());
+  for (size_t i = 0; i < a.microkernels.size(); ++i) {
+    const UkRecord &x = a.microkernels[i], &y = b.microkernels[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.sizes, y.sizes);
+    EXPECT_EQ(x.status, y.status);
+    EXPECT_DOUBLE_EQ(x.gflops, y.gflops);
+    EXPECT_DOUBLE_EQ(x.percent_peak, y.percent_peak);
+    EXPECT_EQ(x.selected, y.selected);
+  }
+  ASSERT_EQ(a.classes.size(), b.classes.size());
+  for (size_t i = 0; i < a.classes.size(); ++i) {
+    EXPECT_EQ(a.classes[i].sizes, b.classes[i].sizes);
+    EXPECT_EQ(a.classes[i].h, b.classes[i].h);
+  }
+}
+
+TEST(ClassTableTest, JsonRoundTrip) {
+  ClassTable t = sample_table();
+  nlohmann::json j = table_to_json(t);
+  EXPECT_EQ(j["machine"]["fingerprint"], "Test CPU | avx2,avx512f,fma");
+  EXPECT_EQ(j["classes"][1]["h"], nlohmann::json::parse("[8, 9]"));
+  EXPECT_FALSE(j["classes"][1]["sizes"].contains("h"));
+  ClassTable back = table_from_json(j, "memory");
+  EXPECT_EQ(back.origin, "memory");
+  expect_same(t, back);
+}
+
+TEST(ClassTableTest, RoundsFloatsToTwoDecimals) {
+  ClassTable t = sample_table();
+  t.peak_gflops = 134.4567;
+  t.microkernels[0].percent_peak = 91.23456;
+  nlohmann::json j = table_to_json(t);
+  EXPECT_DOUBLE_EQ(j["peak_gflops"].get<double>(), 134.46);
+  EXPECT_DOUBLE_EQ(j["microkernels"][0]["percent_peak"].get<double>(), 91.23);
+}
+
+TEST(ClassTableTest, FileRoundTripCreatesDirectories) {
+  TempDir td;
+  std::string path = td.file("a/b/avx512.json");
+  ClassTable t = sample_table();
+  write_table(t, path);
+  ClassTable back = read_table(path);
+  EXPECT_EQ(back.origin, path);
+  expect_same(t, back);
+  EXPECT_FALSE(std::ifstream(path + ".tmp").good());
+  // One microkernel per line keeps re-profiles diffable.
+  std::string text = test::read_file(path);
+  EXPECT_NE(text.find("\n    {\"gflops\":101.25,\"name\":"), std::string::npos) << text;
+}
+
+TEST(ClassTableTest, MissingFile) {
+  TempDir td;
+  std::string p = td.file("none.json");
+  EXPECT_EQ(error_of([&] { read_table(p); }),
+            "class table '" + p +
+                "' does not exist; run 'convtune profile --arch ISA' or pass an existing --table");
+}
+
+TEST(ClassTableTest, TruncatedFile) {
+  TempDir td;
+  std::string p = td.file("t.json");
+  std::string full = table_to_json(sample_table()).dump();
+  write_file(p, full.substr(0, full.size() / 2));
+  std::string msg = error_of([&] { read_table(p); });
+  EXPECT_EQ(msg.rfind("class table '" + p + "' is corrupt or truncated (line 1, column ", 0), 0u)
+      << msg;
+  EXPECT_NE(msg.find("unexpected end of input); re-run 'convtune profile' or delete it"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(ClassTableTest, CorruptFile) {
+  TempDir td;
+  std::string p = td.file("c.json");
+  write_file(p, "not json\n");
+  EXPECT_EQ(error_of([&] { read_table(p); }),
+            "class table '" + p +
+                "' is corrupt or truncated (line 1, column 2: syntax error while parsing value - "
+                "invalid literal); re-run 'convtune profile' or delete it");
+}
+
+TEST(ClassTableTest, MissingKey) {
+  TempDir td;
+  std::string p = td.file("k.json");
+  nlohmann::json j = table_to_json(sample_table());
+  j.erase("peak_gflops");
+  write_file(p, j.dump());
+  EXPECT_EQ(error_of([&] { read_table(p); }),
+            "class table " + p +
+                ": key 'peak_gflops' is missing or not a number; re-run 'convtune profile' to "
+                "rewrite it");
+}
+
+TEST(ClassTableTest, BadNestedKeyIsNamedWithItsPath) {
+  nlohmann::json j = table_to_json(sample_table());
+  j["microkernels"][2]["sizes"]["w"] = "x";
+  EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
+            "class table t.json: key 'microkernels[2].sizes.w' is missing or not a positive "
+            "integer; re-run 'convtune profile' to rewrite it");
+}
+
+TEST(ClassTableTest, WrongFormatVersion) {
+  nlohmann::json j = table_to_json(sample_table());
+  j["format_version"] = 99;
+  EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
+            "class table t.json has format_version 99, but this convtune reads format_version "
+            "1; re-run 'convtune profile' to rewrite it");
+}
+
+TEST(ClassTableTest, UnwritablePath) {
+  TempDir td;
+  std::string file = td.file("plain");
+  write_file(file, "x");
+  std::string p = file + "/x.json";
+  EXPECT_EQ(error_of([&] { write_table(sample_table(), p); }),
+            "cannot write class table to '" + p + "': Not a directory; choose another --out");
+}
+
+TEST(ClassTableTest, DefaultPathHonoursXdgCacheHome) {
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/some/cache");
+    EXPECT_EQ(default_table_path("avx512"), "/some/cache/convtune/tables/avx512.json");
+  }
+  ScopedEnv xdg("XDG_CACHE_HOME", "");
+  ScopedEnv home("HOME", "/home/u");
+  EXPECT_EQ(default_table_path("avx512"), "/home/u/.cache/convtune/tables/avx512.json");
+}
+
+TEST(ClassTableTest, LoadPrefersUserTableThenExplicitPath) {
+  TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.path());
+  ClassTable t = sample_table();
+  write_table(t, default_table_path("avx512"));
+  EXPECT_EQ(load_table("avx512", std::nullopt).origin, default_table_path("avx512"));
+  write_table(t, td.file("mine.json"));
+  EXPECT_EQ(load_table("avx512", td.file("mine.json")).origin, td.file("mine.json"));
+  EXPECT_EQ(error_of([&] { load_table("neon", td.file("mine.json")); }),
+            "class table " + td.file("mine.json") +
+                " was profiled for ISA 'avx512', not 'neon'; pass --arch avx512 or a table "
+                "profiled for neon");
+}
+
+TEST(ClassTableTest, NoTableForIsa) {
+  TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.path());
+  EXPECT_EQ(error_of([&] { load_table("nosuchisa", std::nullopt); }),
+            "no class table for ISA 'nosuchisa': run 'convtune profile --arch nosuchisa'");
+}
+
+TEST(ClassTableTest, FingerprintWarning) {
+  ClassTable t = sample_table();
+  t.origin = "t.json";
+  t.machine = detect_machine();
+  EXPECT_EQ(fingerprint_warning(t), "");
+  t.machine.cpu_model = "Other CPU";
+  EXPECT_EQ(fingerprint_warning(t),
+            "warning: class table t.json was profiled on 'Other CPU', this CPU is '" +
+                detect_machine().cpu_model +
+                "'; run 'convtune profile --arch avx512' for tables that fit this machine");
+}
+
+TEST(MachineInfoTest, DetectsThisMachine) {
+  MachineInfo m = detect_machine();
+  EXPECT_GE(m.cores, 1);
+  EXPECT_FALSE(m.cpu_model.empty());
+  EXPECT_EQ(m.fingerprint().rfind(m.cpu_model + " | ", 0), 0u);
+  EXPECT_GE(default_cpu(), 0);
+}
+
+TEST(MachineInfoTest, PinToMissingCpuFails) {
+  std::string msg = error_of([] { pin_to_cpu(99999); });
+  EXPECT_EQ(msg.rfind("cannot pin to CPU 99999: this machine has CPUs ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("; use --cpu with one of them"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace convtune

@@ -1,0 +1,291 @@
+// The configuration language (000 §3.3): dimensions, text form, parser errors
+// and every validation rule.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "convtune/config.h"
+#include "convtune/error.h"
+#include "convtune/shape.h"
+
+namespace convtune {
+namespace {
+
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// 000 §4.2's full completion for Yolo9000-12 (h is the output height, 34).
+const char* const kPaper =
+    "[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), "
+    "U(2,k), V(k)]";
+
+std::string parse_error(const std::string& text) {
+  return error_of([&] { parse_config(text); });
+}
+
+// Validation message for a configuration on yolo9000-12 with 16 lanes.
+std::string check(const std::string& text, const std::string& layer = "yolo9000-12",
+                  int64_t lanes = 16) {
+  Config c = parse_config(text);
+  return error_of([&] { validate_config(c, zoo_layer(layer), lanes); });
+}
+
+TEST(Dim, CharsAndSizes) {
+  const std::string chars = "nkchwrs";
+  for (int i = 0; i < kNumDims; ++i) {
+    Dim d = static_cast<Dim>(i);
+    EXPECT_EQ(dim_char(d), chars[i]);
+    Dim back = Dim::n;
+    ASSERT_TRUE(dim_from_char(chars[i], &back));
+    EXPECT_EQ(back, d);
+  }
+  Dim d;
+  EXPECT_FALSE(dim_from_char('x', &d));
+  EXPECT_FALSE(dim_from_char('K', &d));
+
+  Shape s = zoo_layer("resnet18-1");
+  EXPECT_EQ(dim_size(s, Dim::n, 16), 1);
+  EXPECT_EQ(dim_size(s, Dim::k, 16), 64);
+  EXPECT_EQ(dim_size(s, Dim::c, 16), 3);
+  EXPECT_EQ(dim_size(s, Dim::h, 16), 112);  // output rows, not H=224
+  EXPECT_EQ(dim_size(s, Dim::w, 16), 112);
+  EXPECT_EQ(dim_size(s, Dim::r, 16), 7);
+  EXPECT_EQ(dim_size(s, Dim::s, 16), 7);
+  EXPECT_EQ(dim_size(zoo_layer("yolo9000-23"), Dim::k, 16), 28272);
+}
+
+TEST(Config, PaperExampleStructure) {
+  Config c = parse_config(kPaper);
+  ASSERT_EQ(c.specs.size(), 10u);
+  EXPECT_EQ(c.specs[0].kind, SpecKind::T);
+  EXPECT_EQ(c.specs[0].factor, 16);
+  EXPECT_EQ(c.specs[0].dim, Dim::k);
+  EXPECT_EQ(c.specs[1].kind, SpecKind::Lseq);
+  EXPECT_EQ(c.specs[1].dim, Dim::h);
+  EXPECT_EQ(c.specs[1].seq[0], std::make_pair(int64_t(2), int64_t(11)));
+  EXPECT_EQ(c.specs[1].seq[1], std::make_pair(int64_t(1), int64_t(12)));
+  EXPECT_EQ(c.specs[7].kind, SpecKind::U);
+  EXPECT_TRUE(c.specs[7].alpha);
+  EXPECT_EQ(c.specs[9].kind, SpecKind::V);
+  EXPECT_EQ(to_string(c), kPaper);
+}
+
+TEST(Config, RoundTrip) {
+  for (const std::string& text :
+       {std::string(kPaper), std::string("[]"), std::string("[V(k)]"),
+        std::string("[R(n), R(k), T(4,k), T(2,c), U(3,s), U(3,r), U(2,c), U(4,w), U(3,h), "
+                    "U(2,k), V(k)]"),
+        std::string("[R(h), Lseq(h,[(12,6),(8,7)]), T(1,c), U(a,h), V(k)]")}) {
+    Config c = parse_config(text);
+    EXPECT_EQ(to_string(c), text);
+    EXPECT_EQ(parse_config(to_string(c)), c);
+  }
+}
+
+TEST(Config, WhitespaceIsAllowedBetweenTokens) {
+  Config c = parse_config(
+      " [ T( 16 , k ) ,Lseq( h , [ ( 2 , 11 ) , ( 1 , 12 ) ] ),\tU(a , h)  ,V(k) ] ");
+  EXPECT_EQ(to_string(c), "[T(16,k), Lseq(h,[(2,11),(1,12)]), U(a,h), V(k)]");
+}
+
+TEST(Config, SpecEqualityIgnoresUnusedFields) {
+  Spec a, b;
+  a.kind = b.kind = SpecKind::U;
+  a.dim = b.dim = Dim::h;
+  a.alpha = b.alpha = true;
+  a.factor = 3;
+  EXPECT_EQ(a, b);  // U(a,h) has no count of its own
+  b.alpha = false;
+  EXPECT_NE(a, b);
+  Spec t1 = parse_config("[T(2,w)]").specs[0], t2 = parse_config("[T(3,w)]").specs[0];
+  EXPECT_NE(t1, t2);
+  EXPECT_NE(parse_config("[R(w)]").specs[0], parse_config("[R(h)]").specs[0]);
+}
+
+TEST(Config, ParseErrors) {
+  EXPECT_EQ(parse_error("T(16,k)]"),
+            "config: at column 1: expected '[' at the start of a configuration, got 'T'");
+  EXPECT_EQ(parse_error(""),
+            "config: at column 1: expected '[' at the start of a configuration, got end of input");
+  EXPECT_EQ(parse_error("[T(16,k) x]"),
+            "config: at column 10: expected ',' or ']' after a specifier, got 'x'");
+  EXPECT_EQ(parse_error("[T(16,k)"),
+            "config: at column 9: expected ',' or ']' after a specifier, got end of input");
+  EXPECT_EQ(parse_error("[X(1,k)]"),
+            "config: at column 2: unknown specifier 'X'; expected R, T, U, V or Lseq");
+  EXPECT_EQ(parse_error("[T(16,k), ]"),
+            "config: at column 11: expected a specifier (R, T, U, V or Lseq), got ']'");
+  EXPECT_EQ(parse_error("[T[16,k)]"), "config: at column 3: expected '(' after 'T', got '['");
+  EXPECT_EQ(parse_error("[T(x,k)]"), "config: at column 4: expected a number, got 'x'");
+  EXPECT_EQ(parse_error("[T(-1,k)]"), "config: at column 4: expected a number, got '-'");
+  EXPECT_EQ(parse_error("[T(99999999999999999999,k)]"),
+            "config: at column 4: number '99999999999999999999' is too large");
+  EXPECT_EQ(parse_error("[T(16 k)]"), "config: at column 7: expected ',' after the count, got 'k'");
+  EXPECT_EQ(parse_error("[T(16,q)]"),
+            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s), got 'q'");
+  EXPECT_EQ(parse_error("[T(16,kk)]"),
+            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s), got 'kk'");
+  EXPECT_EQ(parse_error("[U(b,h)]"), "config: at column 4: expected a number or 'a', got 'b'");
+  EXPECT_EQ(parse_error("[U(ab,h)]"), "config: at column 4: expected a number or 'a', got 'ab'");
+  EXPECT_EQ(parse_error("[V(k]"), "config: at column 5: expected ')' to close the specifier, got ']'");
+  EXPECT_EQ(parse_error("[Lseq(h,[(2,11)])]"),
+            "config: at column 16: expected ',' between the two pairs, got ']'");
+  EXPECT_EQ(parse_error("[Lseq(h,[(2,11),(1,12),(1,13)])]"),
+            "config: at column 23: expected ']' after two pairs (Lseq combines exactly two "
+            "microkernels), got ','");
+  EXPECT_EQ(parse_error("[Lseq(h,(2,11))]"),
+            "config: at column 9: expected '[' to open the list of (repeats,size) pairs, got '('");
+  EXPECT_EQ(parse_error("[V(k)] x"), "config: at column 8: unexpected 'x' after the closing ']'");
+}
+
+TEST(Validate, PaperExampleIsAccepted) {
+  EXPECT_EQ(check(kPaper), "no error");
+  // The same loops with 8 lanes leave half of k uncovered.
+  EXPECT_EQ(check(kPaper, "yolo9000-12", 8),
+            "config: dimension k: tile factors multiply to 256 (including 8 lanes) but the "
+            "problem size is 512; every dimension must be covered exactly (000 §3.3 divisibility)");
+}
+
+TEST(Validate, OtherValidConfigs) {
+  // Single microkernel on a 1x1 layer; r, s and n have size 1 and need nothing.
+  EXPECT_EQ(check("[T(8,k), T(34,h), T(2,w), T(512,c), U(17,w), U(2,k), V(k)]", "yolo9000-13"),
+            "no error");
+  // R(d) takes what remains: factors only have to divide.
+  EXPECT_EQ(check("[R(h), R(n), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(2,h), "
+                  "U(2,k), V(k)]"),
+            "no error");
+  // Padded k: 28272 = 1767 * 16.
+  EXPECT_EQ(check("[T(1767,k), T(17,h), T(17,w), T(1024,c), V(k)]", "yolo9000-23"), "no error");
+  // Full microkernel order s, r, c, w, h, k.
+  EXPECT_EQ(check("[T(16,k), T(17,h), T(17,w), T(128,c), U(3,s), U(3,r), U(2,c), U(2,w), U(2,h), "
+                  "U(2,k), V(k)]"),
+            "no error");
+}
+
+TEST(Validate, Counts) {
+  EXPECT_EQ(check("[T(0,k), T(256,c), V(k)]"),
+            "config: dimension k: T(0,k) has count 0; every count must be >= 1");
+  EXPECT_EQ(check("[T(256,c), U(0,k), V(k)]"),
+            "config: dimension k: U(0,k) has count 0; every count must be >= 1");
+  EXPECT_EQ(check("[Lseq(h,[(0,11),(1,12)]), T(256,c), U(a,h), V(k)]"),
+            "config: dimension h: Lseq(h,[(0,11),(1,12)]) has a repeat count or size below 1; "
+            "every count must be >= 1");
+  EXPECT_EQ(check("[Lseq(h,[(2,11),(1,0)]), T(256,c), U(a,h), V(k)]"),
+            "config: dimension h: Lseq(h,[(2,11),(1,0)]) has a repeat count or size below 1; "
+            "every count must be >= 1");
+  EXPECT_EQ(check("[T(256,c), V(k)]", "yolo9000-12", 0),
+            "config: the vector length is 0; it must be >= 1");
+}
+
+TEST(Validate, Vectorisation) {
+  EXPECT_EQ(check("[T(256,c), U(2,k)]"),
+            "config: no V(k); the innermost specifier must be V(k) (000 §3.3)");
+  EXPECT_EQ(check("[]"), "config: no V(k); the innermost specifier must be V(k) (000 §3.3)");
+  EXPECT_EQ(check("[T(256,c), V(k), V(k)]"),
+            "config: V appears 2 times; exactly one V(k) is allowed, innermost (000 §3.3)");
+  EXPECT_EQ(check("[T(256,c), V(k), U(2,k)]"),
+            "config: V(k) must be the innermost specifier but U(2,k) follows it (000 §3.3)");
+  EXPECT_EQ(check("[T(256,c), U(2,k), V(w)]"),
+            "config: dimension w: V(w) vectorises w; only k is vectorised (000 §4.1)");
+}
+
+TEST(Validate, Microkernel) {
+  EXPECT_EQ(check("[U(2,w), T(256,c), U(2,k), V(k)]"),
+            "config: dimension w: U(2,w) is not in the microkernel; every U must be in the block "
+            "directly above V(k) (000 §4.1)");
+  EXPECT_EQ(check("[T(256,c), U(2,k), U(2,h), V(k)]"),
+            "config: dimension h: U(2,h) comes after U(2,k); the microkernel order is s, r, c, "
+            "w, h, k (000 §4.1)");
+  EXPECT_EQ(check("[T(256,c), U(3,r), U(3,s), V(k)]"),
+            "config: dimension s: U(3,s) comes after U(3,r); the microkernel order is s, r, c, "
+            "w, h, k (000 §4.1)");
+  EXPECT_EQ(check("[T(256,c), U(2,w), U(17,w), V(k)]"),
+            "config: dimension w: U appears twice in the microkernel; each dimension is unrolled "
+            "at most once (000 §4.1)");
+  EXPECT_EQ(check("[T(256,c), U(1,n), V(k)]"),
+            "config: dimension n: U(1,n) unrolls n; the microkernel unrolls only s, r, c, w, h, "
+            "k (000 §4.1)");
+}
+
+TEST(Validate, ReuseLoopAboveMicrokernel) {
+  const std::string nothing =
+      "config: nothing above the microkernel; it must be T(n,c) (000 §4.2: c first above the "
+      "microkernel)";
+  EXPECT_EQ(check("[U(2,k), V(k)]"), nothing);
+  EXPECT_EQ(check("[V(k)]"), nothing);
+  EXPECT_EQ(check("[T(256,c), T(2,w), U(2,k), V(k)]"),
+            "config: dimension c: the specifier above the microkernel is T(2,w); it must be "
+            "T(n,c) (000 §4.2: c first above the microkernel)");
+  EXPECT_EQ(check("[R(c), U(2,k), V(k)]"),
+            "config: dimension c: the specifier above the microkernel is R(c); it must be "
+            "T(n,c) (000 §4.2: c first above the microkernel)");
+  EXPECT_EQ(check("[T(256,c), Lseq(h,[(2,11),(1,12)]), U(a,h), V(k)]"),
+            "config: dimension c: the specifier above the microkernel is "
+            "Lseq(h,[(2,11),(1,12)]); it must be T(n,c) (000 §4.2: c first above the "
+            "microkernel)");
+}
+
+TEST(Validate, Lseq) {
+  EXPECT_EQ(check("[Lseq(h,[(1,11),(1,12)]), Lseq(h,[(1,5),(1,6)]), T(256,c), U(a,h), V(k)]"),
+            "config: dimension h: Lseq appears twice; at most one is allowed (000 §3.3)");
+  EXPECT_EQ(check("[Lseq(w,[(2,11),(1,12)]), T(256,c), U(a,h), V(k)]"),
+            "config: dimension w: Lseq(w,[(2,11),(1,12)]) combines microkernels along w; only h "
+            "is combined (000 §4.2)");
+  EXPECT_EQ(check("[Lseq(h,[(2,11),(1,11)]), T(256,c), U(a,h), V(k)]"),
+            "config: dimension h: Lseq(h,[(2,11),(1,11)]) uses the size 11 twice; the two "
+            "alternatives must differ (000 §4.2)");
+  EXPECT_EQ(check("[T(256,c), U(a,w), U(2,k), V(k)]"),
+            "config: dimension w: U(a,w) takes its size from an Lseq, which only h has (000 §4.2)");
+  EXPECT_EQ(check("[T(256,c), U(a,h), U(2,k), V(k)]"),
+            "config: dimension h: U(a,h) takes its size from an Lseq(h,...) above it, but there "
+            "is none (000 §3.3)");
+  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: dimension h: Lseq(h,[(2,11),(1,12)]) needs U(a,h) in the microkernel to "
+            "take its size (000 §3.3)");
+}
+
+TEST(Validate, OuterLoops) {
+  EXPECT_EQ(check("[R(h), R(h), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(2,h), "
+                  "U(2,k), V(k)]"),
+            "config: dimension h: R(h) appears 2 times; R may appear at most once per dimension "
+            "(000 §3.3)");
+  EXPECT_EQ(check("[R(h), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(4,h), U(2,k), "
+                  "V(k)]"),
+            "config: dimension h: tile factors multiply to 4, which does not divide the problem "
+            "size 34; with R(h) they must divide it (000 §3.3 divisibility)");
+}
+
+TEST(Validate, Divisibility) {
+  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,10)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]"),
+            "config: dimension h: tile factors multiply to 32 but the problem size is 34; every "
+            "dimension must be covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]"),
+            "config: dimension k: tile factors multiply to 256 (including 16 lanes) but the "
+            "problem size is 512; every dimension must be covered exactly (000 §3.3 "
+            "divisibility)");
+  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,r), T(2,w), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]"),
+            "config: dimension s: no specifier covers it but the problem size is 3; add T(3,s) "
+            "or R(s) (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[T(2,n), T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]"),
+            "config: dimension n: tile factors multiply to 2 but the problem size is 1; every "
+            "dimension must be covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[T(4294967296,k), T(4294967296,k), T(256,c), V(k)]"),
+            "config: dimension k: tile factors multiply to at least 2^63 (including 16 lanes) "
+            "but the problem size is 512; every dimension must be covered exactly (000 §3.3 "
+            "divisibility)");
+}
+
+}  // namespace
+}  // namespace convtune
