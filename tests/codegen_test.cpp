@@ -1,0 +1,95 @@
+// Generated convolutions equal the reference convolution at every output
+// element: single and combined (Lseq) microkernels, stride 2, R = 7, padded K.
+#include <gtest/gtest.h>
+
+#include "convtune/codegen.h"
+#include "convtune/compiler.h"
+#include "convtune/error.h"
+#include "convtune/isa.h"
+#include "convtune/machine.h"
+#include "convtune/runner.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+struct Case {
+  const char* shape;
+  const char* config;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
+
+class ConvCodegen : public ::testing::TestWithParam<Case> {};
+
+RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, std::string* src_out = nullptr) {
+  test::TempDir td;
+  CodegenInput in{shape, cfg, "ct_conv", "test"};
+  GeneratedKernel k = generate_conv(isa, in);
+  if (src_out) *src_out = k.c_source;
+  test::write_file(td.file("k.c"), k.c_source);
+  CompileResult cr = compile_one(Compiler::from_env(isa.cflags), {td.file("k.c"), td.file("k.so")});
+  EXPECT_TRUE(cr.ok) << cr.log << "\n" << k.c_source;
+  if (!cr.ok) return {};
+  ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
+  TimingProtocol quick{1, 1, 0};
+  return run_candidate(p, td.file("k.so"), "ct_conv", default_cpu(), quick, 60);
+}
+
+TEST_P(ConvCodegen, EqualsReferenceEverywhere) {
+  Isa isa = load_isa("avx512");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
+  Shape shape = parse_shape(GetParam().shape);
+  Config cfg = parse_config(GetParam().config);
+  std::string src;
+  RunResult r = build_and_run(isa, shape, cfg, &src);
+  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << src;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvCodegen,
+    ::testing::Values(
+        // One microkernel (h=2, two vectors of k), r and s as outer loops.
+        Case{"K=32,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
+        // r and s unrolled inside the microkernel, c split above and below.
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k)]"},
+        // Lseq: 17 = 1*8 + 1*9 (000 §3.3).
+        Case{"K=16,C=4,H=17,R=3", "[T(17,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
+        // Lseq above an h tile (each branch covers 2*alpha rows) and below one.
+        Case{"K=16,C=4,H=34,R=1", "[Lseq(h,[(1,8),(1,9)]), T(2,h), T(34,w), T(4,c), U(a,h), V(k)]"},
+        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k)]"},
+        // The paper's example shape, Lseq placed between w tiles.
+        Case{"K=64,C=8,H=34,R=3", "[T(2,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(8,c), U(a,h), U(2,k), V(k)]"},
+        // Stride 2 with a 7x7 kernel (resnet18-1 in small), s unrolled.
+        Case{"K=16,C=3,H=16,R=7,stride=2,pad=3", "[T(7,r), T(8,h), T(2,w), T(3,c), U(7,s), U(4,w), V(k)]"},
+        Case{"K=32,C=6,H=9,R=3,stride=2", "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
+        // K = 20 padded to 32 (000 Fig. 8).
+        Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
+        // R(d) completes a dimension; batch N = 2.
+        Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
+
+TEST(ConvCodegenText, ReadableAndStamped) {
+  Isa isa = load_isa("avx512");
+  Shape shape = zoo_layer("yolo9000-12");
+  Config cfg = parse_config(
+      "[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]");
+  GeneratedKernel k = generate_conv(isa, {shape, cfg, "yolo_conv", "configs/tables/avx512.json"});
+  EXPECT_NE(k.c_source.find("config: " + to_string(cfg)), std::string::npos);
+  EXPECT_NE(k.c_source.find("(yolo9000-12)"), std::string::npos);
+  EXPECT_NE(k.c_source.find("ct_ukernel_k2c1w1h11r1s1__avx512"), std::string::npos);
+  EXPECT_NE(k.c_source.find("ct_ukernel_k2c1w1h12r1s1__avx512"), std::string::npos);
+  EXPECT_NE(k.c_source.find("for (long w1 = 0; w1 < 17; ++w1)"), std::string::npos);
+  EXPECT_NE(k.c_source.find("void yolo_conv("), std::string::npos);
+  EXPECT_NE(k.header.find("#define YOLO_CONV_KP 512"), std::string::npos);
+  EXPECT_NE(k.header.find("void yolo_conv("), std::string::npos);
+}
+
+TEST(ConvCodegenText, InvalidConfigIsRejected) {
+  Isa isa = load_isa("avx512");
+  Shape shape = parse_shape("K=32,C=8,H=6,R=1");
+  EXPECT_THROW(generate_conv(isa, {shape, parse_config("[T(3,h), T(6,w), T(8,c), U(2,k), V(k)]"), "f", ""}),
+               Error);
+}
+
+}  // namespace
+}  // namespace convtune
