@@ -20,6 +20,7 @@ struct Command {
 Runner setup_profile(CLI::App* sub);
 Runner setup_layers(CLI::App* sub);
 Runner setup_table(CLI::App* sub);
+Runner setup_tune(CLI::App* sub);
 
 /// Every subcommand, in the order `convtune --help` lists them.
 const std::vector<Command>& commands();

@@ -11,6 +11,7 @@ namespace convtune::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"profile", "offline stage: measure the microkernel space and write a class table", setup_profile},
+      {"tune", "online stage: search the tiling space for one layer or network, keep the best kernel", setup_tune},
       {"table", "summarise a class table (the shipped one, or --table FILE)", setup_table},
       {"layers", "list the layer zoo (networks and their convolution shapes)", setup_layers},
   };

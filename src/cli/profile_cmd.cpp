@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "convtune/class_table.h"
 #include "convtune/files.h"
+#include "convtune/isa.h"
 #include "convtune/profile.h"
 #include "convtune/table_report.h"
 
@@ -30,6 +31,7 @@ Runner setup_profile(CLI::App* sub) {
   sub->add_option("--keep", opt->keep_dir, "keep the generated sources in this directory");
   sub->add_flag("-q,--quiet", opt->quiet, "no progress output");
   return [opt, out] {
+    load_isa(opt->isa);  // an unknown --arch is the first thing to report
     std::string path = out->empty() ? default_table_path(opt->isa) : *out;
     ensure_writable(path, "--out");  // fail before the long work, not after
     ClassTable t = run_profile(*opt);

@@ -1,0 +1,63 @@
+#pragma once
+// The online stage for one layer (000 §4.2, §5, §6.1): build the space from a
+// class table, let a strategy propose candidates, generate and compile them
+// in parallel batches, measure them one at a time on a pinned core, record
+// every candidate, keep the best.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "convtune/records.h"
+#include "convtune/shape.h"
+
+namespace convtune {
+
+struct TuneOptions {
+  Shape shape;
+  std::string isa = "avx512";
+  std::optional<std::string> table;  // default: load_table's choice
+  std::string search = "random";
+  int64_t trials = 20;
+  uint64_t seed = 1;
+  int cpu = -1;             // -1: the last core
+  int jobs = 0;             // parallel compilations; 0: the cores but one
+  double min_repeat_ms = 100;
+  int repeat = 5;
+  double timeout_s = 30;    // per candidate run (verification or one measurement)
+  size_t check_points = 4000;  // verified output elements; 0 = all
+  std::string out_dir;      // best kernel; default convtune-out/<layer>
+  std::string log;          // default <out_dir>/log.jsonl
+  bool resume = false;
+  bool quiet = false;
+  std::string keep_dir;     // keep generated candidates here
+};
+
+struct TuneResult {
+  std::string layer;
+  Shape shape;
+  std::string search;
+  int64_t trials = 0;       // candidates measured in the log (this run + resumed)
+  int64_t failed = 0;
+  int64_t new_trials = 0;   // measured by this run
+  double wall_s = 0;
+  double peak_gflops = 0;
+  double space_size = 0;
+  size_t space_choices = 0;
+  std::string notes;        // fallback / padded K / exhausted space
+  bool interrupted = false;
+  bool has_best = false;
+  Record best;
+  std::string kernel_c, kernel_h, log_path, table_origin;
+};
+
+/// Runs the tuning; throws Error for bad input before any work.
+TuneResult run_tune(const TuneOptions& opt);
+
+/// Human summary and the --json object.
+std::string tune_summary(const TuneResult& r);
+std::string tune_json(const TuneResult& r);
+
+/// A file-name-safe layer name ("yolo9000-12", or "K512_C256_H34_..." for --shape).
+std::string layer_id(const Shape& s);
+
+}  // namespace convtune

@@ -1,0 +1,98 @@
+// `convtune tune`: one layer (--layer, --shape) or a whole network (--network).
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "convtune/error.h"
+#include "convtune/search.h"
+#include "convtune/tune.h"
+
+namespace convtune::cli {
+
+namespace {
+
+struct TuneArgs {
+  TuneOptions opt;
+  std::string layer, network, shape, table;
+  bool json = false;
+};
+
+std::vector<Shape> shapes_of(const TuneArgs& a) {
+  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty();
+  if (given != 1)
+    throw Error("give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"");
+  if (!a.layer.empty()) return {zoo_layer(a.layer)};
+  if (!a.shape.empty()) return {parse_shape(a.shape)};
+  return zoo_network(a.network).layers;
+}
+
+}  // namespace
+
+Runner setup_tune(CLI::App* sub) {
+  auto a = std::make_shared<TuneArgs>();
+  TuneOptions& o = a->opt;
+  sub->add_option("--layer", a->layer, "a zoo layer, e.g. yolo9000-12 (see 'convtune layers')");
+  sub->add_option("--network", a->network, "every layer of a zoo network in turn: resnet18, yolo9000");
+  sub->add_option("--shape", a->shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional)");
+  sub->add_option("--arch", o.isa, "instruction set")->capture_default_str();
+  sub->add_option("--table", a->table, "class table (default: your profiled one, else the shipped one)");
+  sub->add_option("--search", o.search, "search strategy: " + fmt::format("{}", fmt::join(strategy_names(), ", ")))
+      ->capture_default_str();
+  sub->add_option("--trials", o.trials, "candidates to measure (a resumed log counts)")->capture_default_str();
+  sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str();
+  sub->add_option("--cpu", o.cpu, "core to pin measurements to (default: the last one)");
+  sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)");
+  sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
+      ->capture_default_str();
+  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str();
+  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run before it counts as hung")
+      ->capture_default_str();
+  sub->add_option("--check-points", o.check_points, "output elements verified per candidate (0: all)")
+      ->capture_default_str();
+  sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
+  sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
+  sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
+  sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
+  sub->add_flag("-q,--quiet", o.quiet, "no progress output");
+  return [a] {
+    std::vector<Shape> shapes = shapes_of(*a);
+    if (shapes.size() > 1 && !a->opt.log.empty())
+      throw Error("--log names one file; with --network each layer keeps its own log under --out");
+    if (!a->table.empty()) a->opt.table = a->table;
+    std::vector<TuneResult> results;
+    for (const Shape& s : shapes) {
+      TuneOptions o = a->opt;
+      o.shape = s;
+      if (shapes.size() > 1 && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
+      TuneResult r = run_tune(o);
+      std::fputs((a->json ? tune_json(r) : tune_summary(r)).c_str(), stdout);
+      std::fflush(stdout);
+      results.push_back(r);
+      if (r.interrupted) return 130;
+    }
+    if (results.size() > 1 && !a->json) {
+      double flops = 0, time = 0, weighted = 0;
+      std::fputs(fmt::format("\n{:<14} {:>9} {:>8} {:>7}  {}\n", "layer", "GFLOP/s", "% peak", "trials", "config").c_str(),
+                 stdout);
+      for (const auto& r : results) {
+        double pct = r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0;
+        std::fputs(fmt::format("{:<14} {:>9.1f} {:>8.1f} {:>7}  {}\n", r.layer, r.has_best ? r.best.gflops : 0.0,
+                               pct, r.trials, r.has_best ? r.best.config : "-")
+                       .c_str(),
+                   stdout);
+        flops += r.shape.flops();
+        weighted += r.shape.flops() * pct;
+        if (r.has_best) time += r.best.seconds;
+      }
+      std::fputs(fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms\n", weighted / flops,
+                             time * 1e3)
+                     .c_str(),
+                 stdout);
+    }
+    return 0;
+  };
+}
+
+}  // namespace convtune::cli

@@ -1,0 +1,290 @@
+// The online search space of 000 §4.2 (Fig. 7) and its random sampler (000 §6.1).
+#include "convtune/space.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "convtune/error.h"
+
+namespace convtune {
+
+namespace {
+
+constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s};
+
+// Divisors of n >= 1, ascending.
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> lo, hi;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      lo.push_back(i);
+      if (i != n / i) hi.push_back(n / i);
+    }
+  lo.insert(lo.end(), hi.rbegin(), hi.rend());
+  return lo;
+}
+
+Spec make_spec(SpecKind kind, Dim d, int64_t factor = 1) {
+  Spec s;
+  s.kind = kind;
+  s.dim = d;
+  s.factor = factor;
+  return s;
+}
+
+// 000 §3.2 divisibility: the microkernel (h covering h_extent) divides every problem size.
+bool divides(const UkSizes& u, int64_t h_extent, const Shape& sh, int64_t lanes) {
+  if (u.k < 1 || u.c < 1 || u.w < 1 || u.h < 1 || u.r < 1 || u.s < 1 || h_extent < 1) return false;
+  return sh.padded_K(lanes) % (u.k * lanes) == 0 && sh.C % u.c == 0 && sh.Wo() % u.w == 0 &&
+         sh.Ho() % h_extent == 0 && sh.R % u.r == 0 && sh.S % u.s == 0;
+}
+
+// Sequences of (d, f > 1) levels that complete `rem` to all ones (000 Fig. 7:
+// ordered factorizations per dimension, interleaved): how many, and the sum
+// of their lengths (for the Lseq placements). Memoised on the sorted tuple,
+// since the count does not depend on which dimension holds which value.
+class SequenceCounter {
+ public:
+  using Rem = std::array<int64_t, kNumDims>;
+  std::pair<double, double> count(Rem rem) {
+    std::sort(rem.begin(), rem.end(), std::greater<int64_t>());
+    if (rem[0] == 1) return {1.0, 0.0};
+    auto it = memo_.find(rem);
+    if (it != memo_.end()) return it->second;
+    double n = 0, len = 0;
+    for (int i = 0; i < kNumDims; ++i) {
+      if (i > 0 && rem[i] == rem[i - 1]) continue;  // same value: same subtree
+      int same = 1;
+      while (i + same < kNumDims && rem[i + same] == rem[i]) ++same;
+      for (int64_t f : divisors(rem[i])) {
+        if (f == 1) continue;
+        Rem child = rem;
+        child[i] /= f;
+        auto [cn, clen] = count(child);
+        n += same * cn;
+        len += same * (clen + cn);
+      }
+    }
+    return memo_[rem] = {n, len};
+  }
+
+ private:
+  std::map<Rem, std::pair<double, double>> memo_;
+};
+
+}  // namespace
+
+std::string UkChoice::text() const {
+  if (!pair) return sizes_text(uk);
+  return fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r,
+                     uk.s);
+}
+
+int64_t Space::remaining(const UkChoice& ch, Dim d) const {
+  const int64_t size = dim_size(shape, d, lanes);
+  switch (d) {
+    case Dim::n: return size;
+    case Dim::k: return size / (ch.uk.k * lanes);
+    case Dim::c: return size / ch.uk.c;
+    case Dim::h: return size / ch.h_extent();
+    case Dim::w: return size / ch.uk.w;
+    case Dim::r: return size / ch.uk.r;
+    case Dim::s: return size / ch.uk.s;
+  }
+  return 1;
+}
+
+double Space::size() const {
+  SequenceCounter counter;
+  double total = 0;
+  for (const UkChoice& ch : choices) {
+    for (int64_t reuse : divisors(remaining(ch, Dim::c))) {
+      SequenceCounter::Rem rem;
+      for (int i = 0; i < kNumDims; ++i) rem[i] = remaining(ch, kDims[i]);
+      rem[static_cast<int>(Dim::c)] /= reuse;
+      auto [n, len] = counter.count(rem);
+      // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
+      total += ch.pair ? len + n : n;
+    }
+  }
+  return total;
+}
+
+Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
+  if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
+  validate_shape(shape);
+  Space sp;
+  sp.shape = shape;
+  sp.lanes = lanes;
+  const int64_t Ho = shape.Ho();
+
+  // 000 §4.2: every selected microkernel that divides the problem sizes.
+  for (const UkRecord& r : table.microkernels) {
+    if (!r.selected || r.status != "ok" || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
+    UkChoice ch;
+    ch.uk = r.sizes;
+    sp.choices.push_back(ch);
+  }
+
+  // 000 §4.2: pairs h1 < h2 of one class with (a*h1 + b*h2) | Ho.
+  for (const UkClass& cls : table.classes) {
+    auto member = [&](int h) -> const UkRecord* {
+      UkSizes u = cls.sizes;
+      u.h = h;
+      const UkRecord* r = table.find(u);
+      return r && r->selected && r->status == "ok" ? r : nullptr;
+    };
+    std::vector<int> hs = cls.h;  // a table read from a file may be unsorted
+    std::sort(hs.begin(), hs.end());
+    hs.erase(std::unique(hs.begin(), hs.end()), hs.end());
+    for (size_t i = 0; i < hs.size(); ++i) {
+      const UkRecord* m1 = member(hs[i]);
+      if (!m1 || !divides(m1->sizes, 1, shape, lanes)) continue;  // h checked below
+      for (size_t j = i + 1; j < hs.size(); ++j) {
+        const UkRecord* m2 = member(hs[j]);
+        const int64_t h1 = hs[i], h2 = hs[j];
+        if (!m2) continue;
+        for (int64_t a = 1; a * h1 + h2 <= Ho; ++a)
+          for (int64_t b = 1; a * h1 + b * h2 <= Ho; ++b) {
+            if (Ho % (a * h1 + b * h2) != 0) continue;
+            UkChoice ch;
+            ch.uk = m1->sizes;
+            ch.pair = true;
+            ch.uk2 = m2->sizes;
+            ch.a = a;
+            ch.b = b;
+            sp.choices.push_back(ch);
+          }
+      }
+    }
+  }
+  if (!sp.choices.empty()) return sp;
+
+  // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
+  const UkRecord* best = nullptr;
+  for (const UkRecord& r : table.microkernels)
+    if (r.status == "ok" && divides(r.sizes, r.sizes.h, shape, lanes) &&
+        (!best || r.gflops > best->gflops))
+      best = &r;
+  if (!best)
+    throw Error(fmt::format(
+        "no microkernel in the class table divides this shape ({}; padded K={}, Ho={}, Wo={} with "
+        "{} lanes); profile more microkernels (convtune profile) or use a table that covers these "
+        "sizes",
+        shape.to_string(), shape.padded_K(lanes), Ho, shape.Wo(), lanes));
+  UkChoice ch;
+  ch.uk = best->sizes;
+  ch.fallback = true;
+  sp.choices.push_back(ch);
+  sp.note = fmt::format(
+      "no selected microkernel or pair divides this shape; using the best non-selected one that "
+      "does: {} ({:.1f}% of peak)",
+      ukernel_name(best->sizes, table.isa), best->percent_peak);
+  return sp;
+}
+
+std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse) {
+  // 000 §4.1 microkernel [U_s, U_r, U_c, U_w, U_h, U_k, V_k] under the c reuse loop (000 §4.2).
+  std::vector<Spec> v{make_spec(SpecKind::T, Dim::c, c_reuse)};
+  auto unroll = [&](Dim d, int64_t n) {
+    if (n > 1) v.push_back(make_spec(SpecKind::U, d, n));
+  };
+  unroll(Dim::s, ch.uk.s);
+  unroll(Dim::r, ch.uk.r);
+  unroll(Dim::c, ch.uk.c);
+  unroll(Dim::w, ch.uk.w);
+  if (ch.pair) {
+    Spec u = make_spec(SpecKind::U, Dim::h);
+    u.alpha = true;  // U(a,h): size from the Lseq (000 §3.3)
+    v.push_back(u);
+  } else {
+    unroll(Dim::h, ch.uk.h);
+  }
+  unroll(Dim::k, ch.uk.k);
+  v.push_back(make_spec(SpecKind::V, Dim::k));
+  return v;
+}
+
+Config sample_config(const Space& space, std::mt19937_64& rng) {
+  if (space.choices.empty()) throw Error("the search space has no microkernel choice");
+  auto draw = [&rng](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  // 000 §6.1: a choice uniformly, then a divisor of the remaining c for the reuse loop.
+  const UkChoice& ch = space.choices[draw(space.choices.size())];
+  std::vector<int64_t> reuses = divisors(space.remaining(ch, Dim::c));
+  const int64_t reuse = reuses[draw(reuses.size())];
+  std::array<int64_t, kNumDims> rem;
+  for (int i = 0; i < kNumDims; ++i) rem[i] = space.remaining(ch, kDims[i]);
+  rem[static_cast<int>(Dim::c)] /= reuse;
+
+  // 000 §6.1: (dimension, factor) pairs uniformly among those that still divide, outwards.
+  std::vector<Spec> outer;  // innermost first while building
+  std::vector<std::pair<int, int64_t>> cand;
+  while (true) {
+    cand.clear();
+    for (int i = 0; i < kNumDims; ++i)
+      for (int64_t f : divisors(rem[i]))
+        if (f > 1) cand.emplace_back(i, f);
+    if (cand.empty()) break;
+    auto [i, f] = cand[draw(cand.size())];
+    outer.push_back(make_spec(SpecKind::T, kDims[i], f));
+    rem[i] /= f;
+  }
+  std::reverse(outer.begin(), outer.end());
+
+  // 000 §4.2: the Lseq at any of the outer.size() + 1 slots above the reuse loop.
+  if (ch.pair) {
+    Spec l = make_spec(SpecKind::Lseq, Dim::h);
+    l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
+    outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), l);
+  }
+  Config c;
+  c.specs = std::move(outer);
+  for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
+  return c;
+}
+
+int choice_of(const Space& space, const Config& c) {
+  UkSizes u;  // from the U specifiers; h stays 1 for U(a,h)
+  bool alpha = false;
+  const Spec* lseq = nullptr;
+  for (const Spec& s : c.specs) {
+    if (s.kind == SpecKind::Lseq && s.dim == Dim::h) lseq = &s;
+    if (s.kind != SpecKind::U) continue;
+    if (s.alpha) {
+      alpha = true;
+      continue;
+    }
+    if (s.factor < 1 || s.factor > INT_MAX) return -1;
+    const int f = static_cast<int>(s.factor);
+    switch (s.dim) {
+      case Dim::k: u.k = f; break;
+      case Dim::c: u.c = f; break;
+      case Dim::w: u.w = f; break;
+      case Dim::h: u.h = f; break;
+      case Dim::r: u.r = f; break;
+      case Dim::s: u.s = f; break;
+      case Dim::n: return -1;
+    }
+  }
+  for (size_t i = 0; i < space.choices.size(); ++i) {
+    const UkChoice& ch = space.choices[i];
+    if (!ch.pair) {
+      if (!lseq && !alpha && ch.uk == u) return static_cast<int>(i);
+      continue;
+    }
+    UkSizes e = ch.uk;
+    e.h = 1;
+    if (lseq && alpha && e == u && lseq->seq[0] == std::make_pair(ch.a, int64_t(ch.uk.h)) &&
+        lseq->seq[1] == std::make_pair(ch.b, int64_t(ch.uk2.h)))
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace convtune

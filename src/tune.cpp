@@ -1,0 +1,326 @@
+// The online stage's loop: propose -> generate -> compile (parallel, nothing
+// measured meanwhile) -> verify and time one at a time -> record.
+#include "convtune/tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "convtune/class_table.h"
+#include "convtune/codegen.h"
+#include "convtune/compiler.h"
+#include "convtune/error.h"
+#include "convtune/files.h"
+#include "convtune/interrupt.h"
+#include "convtune/isa.h"
+#include "convtune/machine.h"
+#include "convtune/peak.h"
+#include "convtune/progress.h"
+#include "convtune/runner.h"
+#include "convtune/search.h"
+#include "convtune/space.h"
+#include "convtune/workdir.h"
+
+namespace convtune {
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string function_name(const std::string& layer) {
+  std::string f = "ct_conv_" + layer;
+  for (auto& ch : f)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return f;
+}
+
+std::vector<std::string> microkernels_of(const Space& space, const Config& c, const std::string& isa) {
+  int i = choice_of(space, c);
+  if (i < 0) return {};
+  const UkChoice& ch = space.choices[size_t(i)];
+  std::vector<std::string> v{ukernel_name(ch.uk, isa)};
+  if (ch.pair) v.push_back(ukernel_name(ch.uk2, isa));
+  return v;
+}
+
+// Test hook: CONVTUNE_FAULT="2:compile_error,3:crash,4:hang,5:wrong" makes
+// the candidate of that trial index fail on purpose, so tests can check that
+// each failure is recorded and the search goes on.
+std::map<int64_t, std::string> parse_faults() {
+  std::map<int64_t, std::string> m;
+  const char* env = std::getenv("CONVTUNE_FAULT");
+  if (!env) return m;
+  std::string s = env;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    size_t colon = item.find(':');
+    if (colon != std::string::npos) m[std::stoll(item.substr(0, colon))] = item.substr(colon + 1);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return m;
+}
+
+std::string inject_fault(std::string src, const std::string& fn, const std::string& fault) {
+  std::string open = "void " + fn + "(";
+  size_t at = src.find(open);
+  size_t brace = src.find("{\n", at);
+  std::string code;
+  if (fault == "compile_error") code = "  this is not C;\n";
+  if (fault == "crash") code = "  __builtin_trap();\n";
+  if (fault == "hang") code = "  for (volatile int spin = 1; spin;) {}\n";
+  if (fault == "wrong") {  // run the kernel, then spoil one element
+    size_t last = src.rfind("}\n");
+    src.insert(last, "  output[0] += 1.0f;\n");
+    return src;
+  }
+  src.insert(brace + 2, code);
+  return src;
+}
+
+}  // namespace
+
+std::string layer_id(const Shape& s) {
+  if (!s.name.empty()) return s.name;
+  return fmt::format("N{}_K{}_C{}_H{}_W{}_R{}_S{}_st{}_p{}", s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad);
+}
+
+TuneResult run_tune(const TuneOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TuneResult res;
+  res.shape = opt.shape;
+  res.layer = layer_id(opt.shape);
+  res.search = opt.search;
+  if (opt.trials < 1) throw Error("--trials must be at least 1");
+  if (opt.repeat < 1 || opt.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
+  Isa isa = load_isa(opt.isa);
+  if (!cpu_supports(isa))
+    throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch", isa.name,
+                            fmt::join(isa.cpu_flags, " ")));
+  const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
+  pin_to_cpu(cpu);
+  ClassTable table = load_table(isa.name, opt.table);
+  res.table_origin = table.origin;
+  std::string warn = fingerprint_warning(table);
+  if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
+  Space space = build_space(opt.shape, table, isa.lanes);
+  std::vector<std::string> notes;
+  if (!space.note.empty()) notes.push_back(space.note);
+  if (opt.shape.padded_K(isa.lanes) != opt.shape.K)
+    notes.push_back(fmt::format("K={} is padded to {} for {}-lane vectors (000 Fig. 8); the kernel computes "
+                                "the padded columns as zeros",
+                                opt.shape.K, opt.shape.padded_K(isa.lanes), isa.lanes));
+  res.space_size = space.size();
+  res.space_choices = space.choices.size();
+  auto strategy = make_strategy(opt.search, space, opt.seed);
+
+  const std::string out_dir = opt.out_dir.empty() ? "convtune-out/" + res.layer : opt.out_dir;
+  res.log_path = opt.log.empty() ? out_dir + "/log.jsonl" : opt.log;
+  ensure_writable(res.log_path, "--log");
+  std::vector<Record> previous = read_records(res.log_path);
+  if (!previous.empty() && !opt.resume)
+    throw Error(fmt::format("log '{}' already holds {} candidates; pass --resume to continue it or --log to start "
+                            "another",
+                            res.log_path, previous.size()));
+  for (const auto& r : previous) {
+    if (r.shape != opt.shape.to_string())
+      throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", res.log_path, r.shape,
+                              opt.shape.to_string()));
+    strategy->observe(parse_config(r.config), r.status == "ok" ? r.gflops : 0);
+    ++res.trials;
+    if (r.status != "ok") ++res.failed;
+    if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
+      res.best = r;
+      res.has_best = true;
+    }
+  }
+
+  Compiler cc = Compiler::from_env(isa.cflags);
+  cc.info();  // a missing compiler is an error now, not 20 failed candidates
+  WorkDir wd("tune", opt.keep_dir);
+  res.peak_gflops = measure_peak(isa, build_peak(isa, cc, wd.path()), cpu);
+  if (!opt.quiet) {
+    std::fprintf(stderr, "convtune: tuning %s (%s) with %s search; class table %s\n", res.layer.c_str(),
+                 opt.shape.to_string().c_str(), opt.search.c_str(), table.origin.c_str());
+    std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
+                 res.space_size, res.space_choices, res.peak_gflops, cpu);
+    for (const auto& n : notes) std::fprintf(stderr, "convtune: note: %s\n", n.c_str());
+    if (!previous.empty())
+      std::fprintf(stderr, "convtune: resuming %s: %zu candidates already measured\n", res.log_path.c_str(),
+                   previous.size());
+  }
+
+  ProblemData data = ProblemData::make(opt.shape, isa.lanes, opt.check_points, 20221101);
+  TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
+  const int jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
+  const size_t batch = size_t(std::max(4, 2 * jobs));
+  const std::string fn = function_name(res.layer);
+  const auto faults = parse_faults();
+  install_interrupt_handlers();
+  Progress prog(fmt::format("tuning {}", res.layer), size_t(std::max<int64_t>(0, opt.trials - res.trials)),
+                opt.quiet);
+  auto best_text = [&] {
+    return res.has_best ? fmt::format("{:.1f} GFLOP/s ({:.1f}%)", res.best.gflops,
+                                      100 * res.best.gflops / res.peak_gflops)
+                        : std::string();
+  };
+  std::map<std::string, GeneratedKernel> kernels;  // by config text, for the best one
+
+  while (res.trials < opt.trials && !interrupted()) {
+    std::vector<Config> cands = strategy->propose(size_t(std::min<int64_t>(batch, opt.trials - res.trials)));
+    if (cands.empty()) {
+      notes.push_back(fmt::format("the {} search has nothing left to try after {} candidates", opt.search,
+                                  res.trials));
+      break;
+    }
+    // Generate and compile the whole batch first.
+    std::vector<CompileJob> cjobs;
+    std::vector<GeneratedKernel> gen;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      GeneratedKernel k = generate_conv(isa, {opt.shape, cands[i], fn,
+                                              fmt::format("{} ({})", table.origin, table.created)});
+      auto f = faults.find(res.trials + int64_t(i));
+      if (f != faults.end()) k.c_source = inject_fault(k.c_source, fn, f->second);
+      std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
+      std::ofstream(base + ".c") << k.c_source;
+      cjobs.push_back({base + ".c", base + ".so"});
+      gen.push_back(std::move(k));
+    }
+    std::vector<CompileResult> built = compile_all(cc, cjobs, jobs);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (interrupted()) break;  // unmeasured candidates are simply not recorded
+      Record r;
+      r.layer = res.layer;
+      r.shape = opt.shape.to_string();
+      r.config = to_string(cands[i]);
+      int ci = choice_of(space, cands[i]);
+      r.choice = ci >= 0 ? space.choices[size_t(ci)].text() : "";
+      r.microkernels = microkernels_of(space, cands[i], isa.name);
+      r.strategy = opt.search;
+      r.seed = opt.seed;
+      r.trial = res.trials;
+      r.compile_seconds = built[i].seconds;
+      r.peak_gflops = res.peak_gflops;
+      r.isa = isa.name;
+      r.table = table.origin;
+      r.table_fingerprint = table.machine.fingerprint();
+      r.tool_version = CONVTUNE_VERSION;
+      r.note = fmt::format("{}", fmt::join(notes, "; "));
+      if (!built[i].ok) {
+        r.status = "compile_error";
+        r.detail = built[i].log.substr(0, 600);
+      } else {
+        RunResult rr = run_candidate(data, cjobs[i].output, fn, cpu, protocol, opt.timeout_s);
+        r.status = rr.status;
+        r.detail = rr.detail;
+        r.seconds = rr.seconds;
+        r.samples = rr.samples;
+        r.counters = rr.counters;
+        r.counter_names = rr.counter_names;
+        if (rr.status == "ok") {
+          r.gflops = opt.shape.flops() / rr.seconds * 1e-9;
+          r.real_gflops = opt.shape.real_flops() / rr.seconds * 1e-9;
+          r.percent_peak = 100 * r.gflops / res.peak_gflops;
+        }
+      }
+      r.timestamp = utc_now();
+      append_record(res.log_path, r);
+      strategy->observe(cands[i], r.status == "ok" ? r.gflops : 0);
+      ++res.trials;
+      ++res.new_trials;
+      if (r.status != "ok") ++res.failed;
+      if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
+        res.best = r;
+        res.has_best = true;
+        kernels[r.config] = gen[i];
+      }
+      prog.advance(1, best_text());
+    }
+  }
+  prog.finish();
+  res.interrupted = interrupted();
+  res.notes = fmt::format("{}", fmt::join(notes, "; "));
+
+  if (res.has_best) {
+    // The best may come from a resumed log: regenerate it from its text.
+    auto it = kernels.find(res.best.config);
+    GeneratedKernel k = it != kernels.end()
+                            ? it->second
+                            : generate_conv(isa, {opt.shape, parse_config(res.best.config), fn,
+                                                  fmt::format("{} ({})", table.origin, table.created)});
+    std::filesystem::create_directories(out_dir);
+    res.kernel_c = out_dir + "/" + res.layer + ".c";
+    res.kernel_h = out_dir + "/" + res.layer + ".h";
+    std::ofstream(res.kernel_c) << k.c_source;
+    std::ofstream(res.kernel_h) << k.header;
+  }
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+std::string tune_summary(const TuneResult& r) {
+  std::string o;
+  o += fmt::format("{}: {} ({})\n", r.interrupted ? "interrupted" : "done", r.layer, r.shape.to_string());
+  o += fmt::format("trials: {} ({} this run), failed: {}, wall time: {:.1f} s{}\n", r.trials, r.new_trials,
+                   r.failed, r.wall_s,
+                   r.new_trials ? fmt::format(" ({:.2f} s per candidate)", r.wall_s / double(r.new_trials)) : "");
+  if (r.has_best) {
+    o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s ({:.3f} ms; {:.1f} GFLOP/s on "
+                     "multiply-adds not on padding)\n",
+                     r.best.gflops, 100 * r.best.gflops / r.peak_gflops, r.peak_gflops, r.best.seconds * 1e3,
+                     r.best.real_gflops);
+    o += fmt::format("config: {}\n", r.best.config);
+    o += fmt::format("kernel: {} {}\n", r.kernel_c, r.kernel_h);
+  } else {
+    o += "best: none (no candidate ran correctly)\n";
+  }
+  if (!r.notes.empty()) o += "note: " + r.notes + "\n";
+  o += fmt::format("log: {}\n", r.log_path);
+  return o;
+}
+
+std::string tune_json(const TuneResult& r) {
+  nlohmann::json j;
+  j["layer"] = r.layer;
+  j["shape"] = r.shape.to_string();
+  j["search"] = r.search;
+  j["trials"] = r.trials;
+  j["new_trials"] = r.new_trials;
+  j["failed"] = r.failed;
+  j["wall_s"] = r.wall_s;
+  j["peak_gflops"] = r.peak_gflops;
+  j["space_size"] = r.space_size;
+  j["interrupted"] = r.interrupted;
+  j["log"] = r.log_path;
+  j["table"] = r.table_origin;
+  if (!r.notes.empty()) j["notes"] = r.notes;
+  if (r.has_best) {
+    j["best"] = {{"config", r.best.config},
+                 {"gflops", r.best.gflops},
+                 {"real_gflops", r.best.real_gflops},
+                 {"percent_peak", 100 * r.best.gflops / r.peak_gflops},
+                 {"seconds", r.best.seconds},
+                 {"microkernels", r.best.microkernels},
+                 {"kernel_c", r.kernel_c},
+                 {"kernel_h", r.kernel_h}};
+  } else {
+    j["best"] = nullptr;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace convtune

@@ -1,0 +1,97 @@
+// The command line as a user meets it: help, versions, and one clear error
+// line with a non-zero exit for bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+TEST(Cli, HelpListsEverySubcommand) {
+  auto r = run_cli("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* sub : {"profile", "tune", "table", "layers"}) EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
+}
+
+TEST(Cli, Version) {
+  auto r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "convtune " CONVTUNE_VERSION "\n");
+}
+
+TEST(Cli, UnknownArch) {
+  auto r = run_cli("profile --arch avx1024 --quick --out /dev/null/x.json");
+  EXPECT_NE(r.exit_code, 0);
+  // The ISA is checked first, before the output path.
+  EXPECT_EQ(r.err, "convtune: error: unknown --arch 'avx1024'; choose one of: avx512\n");
+}
+
+TEST(Cli, UnwritableOutFailsBeforeProfiling) {
+  test::TempDir td;
+  test::write_file(td.file("file"), "x");
+  auto r = run_cli("profile --quick --out " + td.file("file") + "/table.json");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "convtune: error: cannot write --out '" + td.file("file") +
+                       "/table.json': cannot create its directory (Not a directory); choose another --out\n");
+}
+
+TEST(Cli, CorruptAndTruncatedTables) {
+  test::TempDir td;
+  test::write_file(td.file("bad.json"), "{\"format_version\": 1, \"isa\": \"avx512\", \"microk");
+  auto r = run_cli("table --table " + td.file("bad.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("convtune: error: class table '" + td.file("bad.json") + "' is corrupt or truncated", 0), 0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  r = run_cli("table --table " + td.file("missing.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("convtune: error: class table '" + td.file("missing.json") + "' does not exist", 0), 0u)
+      << r.err;
+}
+
+TEST(Cli, UnknownOptionAndSubcommand) {
+  auto r = run_cli("profile --bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("convtune: error: ", 0), 0u);
+  r = run_cli("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, LayersListsTheZoo) {
+  auto r = run_cli("layers");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("yolo9000-23"), std::string::npos);
+  EXPECT_NE(r.out.find("resnet18-12"), std::string::npos);
+  r = run_cli("layers --network vgg");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.rfind("convtune: error: ", 0), 0u);
+}
+
+// The quick profile writes a table with the keys scripts rely on.
+TEST(CliProfile, QuickProfileWritesTheTable) {
+  test::TempDir td;
+  auto r = run_cli("profile --quick -q --out " + td.file("t.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = nlohmann::json::parse(test::read_file(td.file("t.json")));
+  for (const char* key : {"format_version", "isa", "machine", "compiler", "created", "peak_gflops", "peak", "threshold",
+                          "microkernels", "classes"})
+    EXPECT_TRUE(t.contains(key)) << key;
+  EXPECT_EQ(t["isa"], "avx512");
+  EXPECT_TRUE(t["quick"].get<bool>());
+  EXPECT_GT(t["peak_gflops"].get<double>(), 0);
+  ASSERT_GE(t["microkernels"].size(), 40u);
+  size_t selected = 0;
+  for (const auto& m : t["microkernels"]) {
+    EXPECT_EQ(m["status"], "ok") << m["name"];
+    selected += m["selected"].get<bool>();
+  }
+  EXPECT_GT(selected, 0u);
+  EXPECT_NE(r.out.find("BLIS-like (k,c,w,h,r,s)=(2,1,12,1,1,1)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convtune

@@ -1,0 +1,265 @@
+// The online search space (000 §4.2, Fig. 7) and its random sampler (000 §6.1).
+#include "convtune/space.h"
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "convtune/error.h"
+
+namespace convtune {
+namespace {
+
+UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1) {
+  UkSizes u;
+  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
+  return u;
+}
+
+UkRecord rec(UkSizes u, double percent, const std::string& status = "ok") {
+  UkRecord r;
+  r.name = ukernel_name(u, "avx512");
+  r.sizes = u;
+  r.status = status;
+  r.percent_peak = percent;
+  r.gflops = percent * 1.5;
+  return r;
+}
+
+ClassTable table_of(const std::vector<UkRecord>& recs) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.peak_gflops = 150;
+  t.threshold = 0.8;
+  t.microkernels = recs;
+  t.select_and_classify();
+  return t;
+}
+
+// 000 §4.2's example class {[U_beta,h, U_2,k, V_k], 8 <= beta <= 15} plus a
+// few single microkernels (one below the threshold).
+ClassTable yolo_table() {
+  std::vector<UkRecord> recs;
+  for (int h = 8; h <= 15; ++h) recs.push_back(rec(uk(2, 1, 1, h), 85 + h % 3));
+  recs.push_back(rec(uk(1, 1, 2, 2), 82));      // divides 34
+  recs.push_back(rec(uk(2, 1, 12, 1), 88));     // w=12 does not divide 34
+  recs.push_back(rec(uk(1, 1, 1, 17), 40));     // divides, but not selected
+  recs.push_back(rec(uk(1, 1, 1, 1), 99, "crash"));
+  return table_of(recs);
+}
+
+bool is_pair(const UkChoice& ch, int64_t a, int h1, int64_t b, int h2) {
+  return ch.pair && ch.a == a && ch.uk.h == h1 && ch.b == b && ch.uk2.h == h2;
+}
+
+TEST(Space, Yolo12HasNoSingleOfTheClassButPairs) {
+  Shape sh = zoo_layer("yolo9000-12");  // 000 §4.2: Ho = 34 = 2 x 17
+  ASSERT_EQ(sh.Ho(), 34);
+  Space sp = build_space(sh, yolo_table(), 16);
+  EXPECT_TRUE(sp.note.empty());
+  int pairs = 0, singles = 0;
+  bool paper_pair = false, other_pair = false;
+  for (const UkChoice& ch : sp.choices) {
+    EXPECT_FALSE(ch.fallback);
+    if (!ch.pair) {
+      ++singles;
+      EXPECT_EQ(ch.uk, uk(1, 1, 2, 2)) << ch.text();
+      continue;
+    }
+    ++pairs;
+    EXPECT_TRUE(ch.uk.same_class(ch.uk2));
+    EXPECT_LT(ch.uk.h, ch.uk2.h);
+    EXPECT_EQ(34 % ch.h_extent(), 0) << ch.text();
+    paper_pair |= is_pair(ch, 2, 11, 1, 12);
+    other_pair |= is_pair(ch, 1, 8, 2, 13);
+  }
+  EXPECT_EQ(singles, 1);
+  EXPECT_TRUE(paper_pair);
+  EXPECT_TRUE(other_pair);
+  // Every (h1 < h2, a, b) of the class with a*h1 + b*h2 in {17, 34}.
+  int expected = 0;
+  for (int h1 = 8; h1 <= 15; ++h1)
+    for (int h2 = h1 + 1; h2 <= 15; ++h2)
+      for (int a = 1; a * h1 < 34; ++a)
+        for (int b = 1; a * h1 + b * h2 <= 34; ++b) expected += 34 % (a * h1 + b * h2) == 0;
+  EXPECT_EQ(pairs, expected);
+  EXPECT_GT(sp.size(), 0);
+}
+
+TEST(Space, RemainingSpecsAndText) {
+  Space sp = build_space(zoo_layer("yolo9000-12"), yolo_table(), 16);
+  UkChoice ch;
+  ch.uk = uk(2, 1, 1, 11);
+  ch.pair = true;
+  ch.uk2 = uk(2, 1, 1, 12);
+  ch.a = 2;
+  ch.b = 1;
+  EXPECT_EQ(ch.text(), "k2c1w1h{2x11+1x12}r1s1");
+  EXPECT_EQ(ch.h_extent(), 34);
+  EXPECT_EQ(sp.remaining(ch, Dim::n), 1);
+  EXPECT_EQ(sp.remaining(ch, Dim::k), 16);  // 000 §4.2: a factor of 16 left along k
+  EXPECT_EQ(sp.remaining(ch, Dim::c), 256);
+  EXPECT_EQ(sp.remaining(ch, Dim::h), 1);
+  EXPECT_EQ(sp.remaining(ch, Dim::w), 34);
+  EXPECT_EQ(sp.remaining(ch, Dim::r), 3);
+  EXPECT_EQ(sp.remaining(ch, Dim::s), 3);
+  EXPECT_EQ(to_string(Config{microkernel_specs(ch, 256)}), "[T(256,c), U(a,h), U(2,k), V(k)]");
+
+  UkChoice single;
+  single.uk = uk(2, 2, 3, 4, 3, 3);
+  EXPECT_EQ(single.text(), "k2c2w3h4r3s3");
+  EXPECT_EQ(to_string(Config{microkernel_specs(single, 4)}),
+            "[T(4,c), U(3,s), U(3,r), U(2,c), U(3,w), U(4,h), U(2,k), V(k)]");
+  single.uk = uk(1, 1, 1, 1);
+  EXPECT_EQ(to_string(Config{microkernel_specs(single, 1)}), "[T(1,c), V(k)]");
+}
+
+TEST(Space, ChoiceOfThePaperExample) {
+  Shape sh = zoo_layer("yolo9000-12");
+  Space sp = build_space(sh, yolo_table(), 16);
+  // 000 §4.2's full completion example.
+  Config c = parse_config(
+      "[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), "
+      "U(2,k), V(k)]");
+  EXPECT_NO_THROW(validate_config(c, sh, 16));
+  int i = choice_of(sp, c);
+  ASSERT_GE(i, 0);
+  EXPECT_TRUE(is_pair(sp.choices[size_t(i)], 2, 11, 1, 12));
+  Config single = parse_config("[T(32,k), T(34,w), T(17,h), T(3,r), T(3,s), T(256,c), U(2,w), U(2,h), V(k)]");
+  i = choice_of(sp, single);
+  ASSERT_GE(i, 0);
+  EXPECT_EQ(sp.choices[size_t(i)].uk, uk(1, 1, 2, 2));
+  EXPECT_EQ(choice_of(sp, parse_config("[T(256,c), U(3,h), V(k)]")), -1);
+  EXPECT_EQ(choice_of(sp, parse_config("[Lseq(h,[(1,11),(1,12)]), T(256,c), U(a,h), U(2,k), V(k)]")),
+            -1);
+}
+
+TEST(Space, FallbackToTheBestNonSelectedThatDivides) {
+  Shape sh = parse_shape("K=64,C=8,H=34,R=1");
+  // Selected: h=8 only (no pair, 8 does not divide 34). Non-selected: h=2 and
+  // h=17 divide; the faster h=17 wins; a crashed faster one is ignored.
+  ClassTable t = table_of({rec(uk(2, 1, 1, 8), 90), rec(uk(1, 1, 1, 2), 50),
+                           rec(uk(1, 1, 1, 17), 60), rec(uk(1, 1, 1, 34), 70, "crash"),
+                           rec(uk(1, 1, 3, 1), 75)});
+  Space sp = build_space(sh, t, 16);
+  ASSERT_EQ(sp.choices.size(), 1u);
+  EXPECT_TRUE(sp.choices[0].fallback);
+  EXPECT_EQ(sp.choices[0].uk, uk(1, 1, 1, 17));
+  EXPECT_NE(sp.note.find("no selected microkernel or pair divides this shape"), std::string::npos)
+      << sp.note;
+  EXPECT_NE(sp.note.find("ct_ukernel_k1c1w1h17r1s1__avx512 (60.0% of peak)"), std::string::npos)
+      << sp.note;
+  EXPECT_EQ(sp.note.find('\n'), std::string::npos);
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 50; ++i) EXPECT_NO_THROW(validate_config(sample_config(sp, rng), sh, 16));
+}
+
+TEST(Space, NoMicrokernelDividesThrows) {
+  Shape sh = parse_shape("K=64,C=8,H=34,R=1");
+  ClassTable t = table_of({rec(uk(2, 1, 1, 8), 90), rec(uk(1, 1, 1, 3), 50),
+                           rec(uk(1, 1, 1, 17), 90, "timeout")});
+  try {
+    build_space(sh, t, 16);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("no microkernel in the class table divides this shape"), std::string::npos) << m;
+    EXPECT_NE(m.find("profile more microkernels"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos);
+  }
+}
+
+TEST(Space, SamplesAreValidAndRoundTrip) {
+  Shape sh = zoo_layer("yolo9000-12");
+  Space sp = build_space(sh, yolo_table(), 16);
+  std::mt19937_64 rng(7);
+  int with_pair = 0;
+  for (int i = 0; i < 2000; ++i) {
+    Config c = sample_config(sp, rng);
+    ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    ASSERT_EQ(parse_config(to_string(c)), c) << to_string(c);
+    int ci = choice_of(sp, c);
+    ASSERT_GE(ci, 0) << to_string(c);
+    with_pair += sp.choices[size_t(ci)].pair;
+  }
+  EXPECT_GT(with_pair, 0);
+  EXPECT_LT(with_pair, 2000);
+}
+
+TEST(Space, SameSeedSameSequence) {
+  Space sp = build_space(zoo_layer("yolo9000-12"), yolo_table(), 16);
+  std::mt19937_64 a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 50; ++i) {
+    Config x = sample_config(sp, a);
+    EXPECT_EQ(x, sample_config(sp, b));
+    differs |= x != sample_config(sp, c);
+  }
+  EXPECT_TRUE(differs);
+}
+
+// Ho = 5 = 1*2 + 1*3: only one pair, no single; k and c have 2 left each.
+Space tiny_pair_space() {
+  return build_space(parse_shape("K=32,C=2,H=5,W=1,R=1"),
+                     table_of({rec(uk(1, 1, 1, 2), 90), rec(uk(1, 1, 1, 3), 90)}), 16);
+}
+
+TEST(Space, EveryLseqSlotIsReached) {
+  Space sp = tiny_pair_space();
+  ASSERT_EQ(sp.choices.size(), 1u);
+  ASSERT_TRUE(is_pair(sp.choices[0], 1, 2, 1, 3));
+  std::mt19937_64 rng(3);
+  std::map<size_t, std::set<size_t>> slots;  // levels above T(n,c) -> Lseq positions seen
+  std::set<std::string> distinct;
+  for (int i = 0; i < 2000; ++i) {
+    Config c = sample_config(sp, rng);
+    distinct.insert(to_string(c));
+    size_t reuse = c.specs.size();
+    while (c.specs[reuse - 1].kind != SpecKind::T || c.specs[reuse - 1].dim != Dim::c) --reuse;
+    --reuse;  // index of T(n,c)
+    size_t pos = 0;
+    while (c.specs[pos].kind != SpecKind::Lseq) ++pos;
+    ASSERT_LT(pos, reuse);
+    slots[reuse - 1].insert(pos);
+  }
+  // c reuse 2: one level (k) above it; c reuse 1: two levels (k, c in either order).
+  ASSERT_EQ(slots.size(), 2u);
+  for (const auto& [levels, seen] : slots) EXPECT_EQ(seen.size(), levels + 1) << levels;
+  // size(): reuse 1 gives 2 orders x 3 slots, reuse 2 gives 1 x 2.
+  EXPECT_EQ(sp.size(), 8.0);
+  EXPECT_EQ(distinct.size(), 8u);
+}
+
+TEST(Space, SizeMatchesExhaustiveSampling) {
+  Shape sh = parse_shape("K=32,C=4,H=4,W=1,R=1");
+  // Class k1c1w1 with h {1,2} (pair 2x1+1x2 = 4), and class k2c1w1 with h {1}.
+  ClassTable t = table_of({rec(uk(1, 1, 1, 1), 90), rec(uk(1, 1, 1, 2), 90),
+                           rec(uk(2, 1, 1, 1), 90), rec(uk(2, 2, 1, 4), 30)});
+  Space sp = build_space(sh, t, 16);
+  int pairs = 0;
+  for (const UkChoice& ch : sp.choices) pairs += ch.pair;
+  EXPECT_GE(pairs, 1);
+  std::mt19937_64 rng(11);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 50000; ++i) {  // all 156 are reached after ~6000
+    Config c = sample_config(sp, rng);
+    if (distinct.insert(to_string(c)).second) {
+      ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    }
+  }
+  EXPECT_EQ(sp.size(), double(distinct.size()));
+}
+
+TEST(Space, DeterministicChoiceOrder) {
+  Shape sh = zoo_layer("yolo9000-12");
+  Space a = build_space(sh, yolo_table(), 16), b = build_space(sh, yolo_table(), 16);
+  ASSERT_EQ(a.choices.size(), b.choices.size());
+  for (size_t i = 0; i < a.choices.size(); ++i) EXPECT_EQ(a.choices[i].text(), b.choices[i].text());
+  EXPECT_EQ(a.size(), b.size());
+}
+
+}  // namespace
+}  // namespace convtune

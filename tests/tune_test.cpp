@@ -1,0 +1,148 @@
+// The online stage end to end through the CLI on a small shape: failures are
+// recorded and the search goes on, --resume repeats nothing, a seed
+// reproduces its candidates, Ctrl-C keeps the log whole.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+const std::string kTable = std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json";
+const std::string kFast = " --shape K=32,C=16,H=8,R=3 --min-repeat-ms 1 --repeat 1 --check-points 0 -q --table " + kTable;
+
+std::vector<nlohmann::json> read_log(const std::string& path) {
+  std::vector<nlohmann::json> v;
+  std::istringstream ss(test::read_file(path));
+  std::string line;
+  while (std::getline(ss, line))
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
+  test::TempDir td;
+  std::string cmd = "env CONVTUNE_FAULT=0:compile_error,1:crash,2:hang,3:wrong " + std::string(CONVTUNE_BIN) +
+                    " tune" + kFast + " --trials 6 --timeout 3 --out " + td.path() + "/f";
+  ASSERT_EQ(std::system((cmd + " > " + td.file("out.txt") + " 2>&1").c_str()), 0) << test::read_file(td.file("out.txt"));
+  auto log = read_log(td.path() + "/f/log.jsonl");
+  ASSERT_EQ(log.size(), 6u);
+  EXPECT_EQ(log[0]["status"], "compile_error");
+  EXPECT_EQ(log[1]["status"], "crash");
+  EXPECT_EQ(log[2]["status"], "timeout");
+  EXPECT_EQ(log[3]["status"], "wrong_result");
+  EXPECT_EQ(log[4]["status"], "ok");
+  EXPECT_EQ(log[5]["status"], "ok");
+  for (const auto& rec : log) {
+    for (const char* key : {"format_version", "layer", "shape", "config", "microkernels", "status", "seconds", "gflops",
+                            "percent_peak", "compile_seconds", "counters", "table_fingerprint", "seed", "tool_version",
+                            "timestamp"})
+      EXPECT_TRUE(rec.contains(key)) << key;
+  }
+  EXPECT_GT(log[4]["gflops"].get<double>(), 0);
+  std::string out = test::read_file(td.file("out.txt"));
+  EXPECT_NE(out.find("trials: 6 (6 this run), failed: 4"), std::string::npos) << out;
+  // The best kernel is delivered as a .c and a .h.
+  std::string layer = log[4]["layer"];
+  EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".c").find("void ct_conv_"), std::string::npos);
+  EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".h").find("_KP 32"), std::string::npos);
+}
+
+TEST(Tune, ResumeRepeatsNothing) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 3 --seed 5 --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto first = read_log(td.file("log.jsonl"));
+  ASSERT_EQ(first.size(), 3u);
+  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --out " + td.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: log '" + td.file("log.jsonl") +
+                       "' already holds 3 candidates; pass --resume to continue it or --log to start another\n");
+  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --resume --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["trials"], 6);
+  EXPECT_EQ(j["new_trials"], 3);
+  auto all = read_log(td.file("log.jsonl"));
+  ASSERT_EQ(all.size(), 6u);
+  std::set<std::string> configs;
+  for (size_t i = 0; i < all.size(); ++i) {
+    configs.insert(all[i]["config"].get<std::string>());
+    if (i < 3) EXPECT_EQ(all[i]["config"], first[i]["config"]);
+    EXPECT_EQ(all[i]["trial"], int(i));
+  }
+  EXPECT_EQ(configs.size(), 6u);
+  // Nothing left to do: resuming a complete log measures nothing.
+  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --resume --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["new_trials"], 0);
+  EXPECT_EQ(read_log(td.file("log.jsonl")).size(), 6u);
+}
+
+TEST(Tune, SameSeedSameCandidates) {
+  test::TempDir td;
+  std::vector<std::vector<std::string>> runs;
+  for (const char* seed : {"7", "7", "8"}) {
+    std::string dir = td.path() + "/" + std::to_string(runs.size());
+    auto r = run_cli("tune" + kFast + " --trials 4 --seed " + seed + " --out " + dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> cfgs;
+    for (const auto& rec : read_log(dir + "/log.jsonl")) cfgs.push_back(rec["config"]);
+    runs.push_back(cfgs);
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_NE(runs[0], runs[2]);
+}
+
+TEST(Tune, JsonSummaryHasTheDocumentedKeys) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 2 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"layer", "shape", "trials", "failed", "wall_s", "peak_gflops", "best"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"config", "gflops", "percent_peak", "seconds"}) EXPECT_TRUE(j["best"].contains(key)) << key;
+}
+
+TEST(Tune, BadShapesAndLayers) {
+  auto r = run_cli("tune --shape K=0,C=3,H=8,R=3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("convtune: error: shape: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("K"), std::string::npos);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  r = run_cli("tune --layer yolo9000-7");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("convtune: error: unknown layer 'yolo9000-7'", 0), 0u) << r.err;
+  r = run_cli("tune --layer yolo9000-12 --shape K=1,C=1,H=1,R=1");
+  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"\n");
+  r = run_cli("tune --shape K=32,C=16,H=8,R=3 --search annealing");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("convtune: error: unknown --search 'annealing'; choose one of: random", 0), 0u) << r.err;
+}
+
+// SIGINT mid-run: the tuner stops cleanly, the log stays whole, exit 130.
+TEST(Tune, InterruptKeepsTheLogWhole) {
+  test::TempDir td;
+  std::string log = td.file("log.jsonl");
+  std::string script = std::string(CONVTUNE_BIN) + " tune" + kFast + " --trials 500 --out " + td.path() +
+                       " > " + td.file("out.txt") + " 2>&1 & pid=$!; "
+                       "for i in $(seq 600); do [ -f " + log + " ] && [ $(wc -l < " + log + ") -ge 3 ] && break; sleep 0.1; done; "
+                       "kill -INT $pid; wait $pid; echo $? > " + td.file("rc");
+  std::system(("bash -c '" + script + "'").c_str());
+  EXPECT_EQ(test::read_file(td.file("rc")), "130\n") << test::read_file(td.file("out.txt"));
+  auto recs = read_log(log);  // every line parses
+  EXPECT_GE(recs.size(), 3u);
+  EXPECT_LT(recs.size(), 500u);
+  EXPECT_NE(test::read_file(td.file("out.txt")).find("interrupted:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convtune
