@@ -133,6 +133,13 @@ MachineInfo detect_machine() {
 }
 
 int default_cpu() {
+  // The last CPU this process may run on: respects taskset and cgroups, so
+  // `taskset -c 0 convtune ...` measures on CPU 0.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = CPU_SETSIZE - 1; c >= 0; --c)
+      if (CPU_ISSET(c, &set)) return c;
   std::string list = online_cpus();
   // The last number of "0-3,6" or "0-7" is the highest online CPU.
   size_t p = list.find_last_of(",-");
@@ -142,6 +149,17 @@ int default_cpu() {
   } catch (const std::exception&) {
   }
   return detect_machine().cores - 1;
+}
+
+void check_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  bool ok = cpu >= 0 && cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(cpu, &set);
+  if (!ok) {
+    std::string cpus = online_cpus();
+    if (cpus.empty()) cpus = fmt::format("0-{}", detect_machine().cores - 1);
+    throw Error(fmt::format("cannot pin to CPU {}: this machine has CPUs {}; use --cpu with one of them", cpu, cpus));
+  }
 }
 
 void pin_to_cpu(int cpu) {

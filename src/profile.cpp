@@ -174,7 +174,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
   if (!(opt.threshold > 0 && opt.threshold <= 1.5))
     throw Error(fmt::format("--threshold {} is out of range; give a fraction of peak such as 0.80", opt.threshold));
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
-  pin_to_cpu(cpu);  // checks the CPU exists before any long work
+  check_cpu(cpu);  // before any long work; only measuring children are pinned
   Compiler cc = Compiler::from_env(isa.cflags);
   ClassTable t;
   t.isa = isa.name;

@@ -112,7 +112,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch", isa.name,
                             fmt::join(isa.cpu_flags, " ")));
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
-  pin_to_cpu(cpu);
+  check_cpu(cpu);  // only measuring children are pinned
   ClassTable table = load_table(isa.name, opt.table);
   res.table_origin = table.origin;
   std::string warn = fingerprint_warning(table);
@@ -140,7 +140,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     if (r.shape != opt.shape.to_string())
       throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", res.log_path, r.shape,
                               opt.shape.to_string()));
-    strategy->observe(parse_config(r.config), r.status == "ok" ? r.gflops : 0);
+    strategy->observe(parse_config(r.config), Observation{r.status == "ok", r.status == "ok" ? r.gflops : 0, r.samples});
     ++res.trials;
     if (r.status != "ok") ++res.failed;
     if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
@@ -239,7 +239,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       }
       r.timestamp = utc_now();
       append_record(res.log_path, r);
-      strategy->observe(cands[i], r.status == "ok" ? r.gflops : 0);
+      strategy->observe(cands[i], Observation{r.status == "ok", r.gflops, r.samples});
       ++res.trials;
       ++res.new_trials;
       if (r.status != "ok") ++res.failed;

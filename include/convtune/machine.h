@@ -18,8 +18,11 @@ struct MachineInfo {
 };
 
 MachineInfo detect_machine();
-/// Default measuring core: the last online CPU.
+/// Default measuring core: the last CPU this process may run on.
 int default_cpu();
+/// Throws Error (as pin_to_cpu would) when `cpu` is not available to this
+/// process; pins nothing, so the caller's compiler children keep every core.
+void check_cpu(int cpu);
 /// Pins the calling thread to a CPU; throws Error if the CPU does not exist.
 void pin_to_cpu(int cpu);
 

@@ -12,6 +12,13 @@
 
 namespace convtune {
 
+/// What a strategy learns of a measured candidate.
+struct Observation {
+  bool ok = false;              // ran and verified
+  double gflops = 0;            // 0 for a failed candidate
+  std::vector<double> samples;  // seconds per call of the kept repeats (for t-tests)
+};
+
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
@@ -19,9 +26,9 @@ class SearchStrategy {
   /// Up to n configurations never proposed or observed before; fewer (or
   /// none) when the strategy has nothing left to try.
   virtual std::vector<Config> propose(size_t n) = 0;
-  /// A measured configuration: GFLOP/s, 0 for a failed candidate. Also used
-  /// to replay a log on --resume.
-  virtual void observe(const Config& c, double gflops) = 0;
+  /// A measured configuration (also used to replay a log on --resume, in
+  /// log order).
+  virtual void observe(const Config& c, const Observation& o) = 0;
 };
 
 /// Names accepted by --search.

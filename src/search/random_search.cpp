@@ -27,7 +27,7 @@ class RandomSearch : public SearchStrategy {
     return out;
   }
 
-  void observe(const Config& c, double) override { seen_.insert(to_string(c)); }
+  void observe(const Config& c, const Observation&) override { seen_.insert(to_string(c)); }
 
  private:
   const Space& space_;
