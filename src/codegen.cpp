@@ -141,10 +141,15 @@ struct Gen {
         int64_t reps = s.seq[part].first, sz = part == 0 ? sz1 : sz2;
         std::string term = part == 0 ? fmt::format("{} * {}", var, sz)
                                      : fmt::format("({} + {} * {})", s.seq[0].first * sz1, var, sz);
-        body += ind(depth) + fmt::format("for (long {0} = 0; {0} < {1}; ++{0}) {{\n", var, reps);
-        terms[di(d)].push_back(term);
+        if (reps == 1) {  // a single block: no loop (its index is 0)
+          term = part == 0 ? "" : fmt::format("{}", s.seq[0].first * sz1);
+          body += ind(depth) + fmt::format("{{  /* {} h-block of {} */\n", part == 0 ? "first" : "second", sz);
+        } else {
+          body += ind(depth) + fmt::format("for (long {0} = 0; {0} < {1}; ++{0}) {{\n", var, reps);
+        }
+        if (!term.empty()) terms[di(d)].push_back(term);
         emit(i + 1, depth + 1, s.seq[part].second);
-        terms[di(d)].pop_back();
+        if (!term.empty()) terms[di(d)].pop_back();
         body += ind(depth) + "}\n";
       }
       --level[di(d)];
