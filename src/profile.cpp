@@ -40,13 +40,6 @@ namespace {
 constexpr int64_t kProfileNc = 512;  // T(512,c) around the block (000 §4.1)
 constexpr int64_t kVerifyNc = 4;     // a short reduction suffices to check indexing
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 // One translation unit: the microkernels and a table of entry points.
 std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
   std::string o = fmt::format(
@@ -180,7 +173,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
   t.isa = isa.name;
   t.machine = detect_machine();
   t.compiler = cc.info();
-  t.created = utc_now();
+  t.created = utc_timestamp();
   t.tool_version = CONVTUNE_VERSION;
   t.threshold = opt.threshold;
   t.quick = opt.quick;

@@ -3,6 +3,7 @@
 #include <papi.h>
 
 #include <chrono>
+#include <ctime>
 
 namespace convtune {
 
@@ -23,6 +24,13 @@ int64_t now_ns() {
   // PAPI failed to initialise: fall back to the monotonic clock.
   using namespace std::chrono;
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string utc_timestamp() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
 }
 
 Counters::Counters() {

@@ -7,19 +7,12 @@
 #include "convtune/config.h"
 #include "convtune/error.h"
 #include "convtune/shape.h"
+#include "test_util.h"
 
 namespace convtune {
 namespace {
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 // 000 §4.2's full completion for Yolo9000-12 (h is the output height, 34).
 const char* const kPaper =

@@ -6,19 +6,12 @@
 
 #include "convtune/error.h"
 #include "convtune/shape.h"
+#include "test_util.h"
 
 namespace convtune {
 namespace {
 
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 std::vector<int64_t> fields(const Shape& s) {
   return {s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad};

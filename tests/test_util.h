@@ -2,6 +2,8 @@
 // Helpers shared by the tests: temporary directories and running the CLI.
 #include <string>
 
+#include "convtune/error.h"
+
 namespace convtune::test {
 
 /// A fresh directory under $TMPDIR (or /tmp), removed at destruction.
@@ -28,5 +30,16 @@ CliResult run_cli(const std::string& args);
 /// Writes text to a file (throws on failure).
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
+
+/// The message of the convtune::Error that f() throws, or "no error".
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 }  // namespace convtune::test
