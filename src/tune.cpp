@@ -26,18 +26,12 @@
 #include "convtune/runner.h"
 #include "convtune/search.h"
 #include "convtune/space.h"
+#include "convtune/timer.h"
 #include "convtune/workdir.h"
 
 namespace convtune {
 
 namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 std::string function_name(const std::string& layer) {
   std::string f = "ct_conv_" + layer;
@@ -237,7 +231,7 @@ TuneResult run_tune(const TuneOptions& opt) {
           r.percent_peak = 100 * r.gflops / res.peak_gflops;
         }
       }
-      r.timestamp = utc_now();
+      r.timestamp = utc_timestamp();
       append_record(res.log_path, r);
       strategy->observe(cands[i], Observation{r.status == "ok", r.gflops, r.samples});
       ++res.trials;
