@@ -3,7 +3,9 @@
 # nothing when they are all present.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
-      libpapi-dev libgtest-dev python3-matplotlib)
+      libpapi-dev libgtest-dev python3-matplotlib libdnnl-dev libopenblas-dev)
+# NEON under qemu-aarch64 on other hosts (tests/neon_test.cpp); AArch64 runs it natively.
+[ "$(uname -m)" = aarch64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

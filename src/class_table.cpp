@@ -169,6 +169,7 @@ json table_to_json(const ClassTable& t) {
                {"end_gflops", round2(t.peak_end_gflops)}};
   j["threshold"] = t.threshold;
   j["quick"] = t.quick;
+  if (t.emulated) j["emulated"] = true;
   j["counters"] = t.counters;
   j["wall_seconds"] = round2(t.wall_seconds);
   json uks = json::array();
@@ -223,6 +224,7 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   t.peak_end_gflops = rd.num(peak, "end_gflops", "peak.");
   t.threshold = rd.num(j, "threshold");
   t.quick = rd.boolean(j, "quick");
+  t.emulated = j.value("emulated", false);
   t.counters = rd.str(j, "counters");
   t.wall_seconds = rd.num(j, "wall_seconds");
   const json& uks = rd.list(j, "microkernels");

@@ -46,7 +46,8 @@ CompilerInfo Compiler::info() const {
 CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
   std::vector<std::string> argv = cc.command;
   argv.insert(argv.end(), cc.flags.begin(), cc.flags.end());
-  for (const char* f : {"-std=c99", "-fPIC", "-shared"}) argv.push_back(f);
+  argv.push_back("-std=c99");
+  argv.insert(argv.end(), cc.output_flags.begin(), cc.output_flags.end());
   argv.push_back("-o");
   argv.push_back(job.output);
   argv.push_back(job.source);

@@ -2,6 +2,12 @@
 // the binary; adding an ISA is a new file, not new generator code.
 #include "convtune/isa.h"
 
+#include <sys/utsname.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -16,7 +22,8 @@ namespace convtune {
 
 namespace {
 
-const char* const kIsaNames[] = {"avx512"};
+// Best first: best_isa() takes the first one this CPU runs.
+const char* const kIsaNames[] = {"avx512", "avx2", "neon"};
 
 template <typename T>
 T get(const nlohmann::json& j, const char* key, const std::string& origin) {
@@ -42,6 +49,9 @@ std::set<std::string> cpuinfo_flags() {
       break;
     }
   }
+#if defined(__aarch64__)
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMD) flags.insert("asimd");  // even without /proc
+#endif
   return flags;
 }
 
@@ -90,6 +100,7 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.vector_registers = get<int>(j, "vector_registers", origin);
   isa.header = get<std::string>(j, "header", origin);
   isa.vector_type = get<std::string>(j, "vector_type", origin);
+  isa.arch = get<std::string>(j, "arch", origin);
   auto in = get<nlohmann::json>(j, "intrinsics", origin);
   isa.zero = get<std::string>(in, "zero", origin);
   isa.load = get<std::string>(in, "load", origin);
@@ -111,6 +122,12 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.space.max_unroll = get<int>(sp, "max_unroll", origin);
   isa.space.rs_values = get<std::vector<int>>(sp, "rs_values", origin);
   isa.space.rs_square_when_both_above_1 = sp.value("rs_square_when_both_above_1", true);
+  if (j.contains("emulation")) {
+    auto em = get<nlohmann::json>(j, "emulation", origin);
+    isa.emulation.cross_cc = get<std::string>(em, "cross_cc", origin);
+    isa.emulation.qemu = get<std::string>(em, "qemu", origin);
+    isa.emulation.packages = get<std::vector<std::string>>(em, "packages", origin);
+  }
   return isa;
 }
 
@@ -124,7 +141,21 @@ Isa load_isa(const std::string& name) {
   return parse_isa(text, "microkernels/isa/" + name + ".json");
 }
 
+std::string host_arch() {
+  utsname u{};
+  return uname(&u) == 0 ? u.machine : "unknown";
+}
+
+std::string best_isa() {
+  for (const auto& n : known_isas())
+    if (cpu_supports(load_isa(n))) return n;
+  throw Error(fmt::format("this CPU runs none of convtune's ISAs ({}); pass --arch NAME (with --emulate for "
+                          "another architecture)",
+                          fmt::join(known_isas(), ", ")));
+}
+
 bool cpu_supports(const Isa& isa) {
+  if (isa.arch != host_arch()) return false;
   auto flags = cpuinfo_flags();
   for (const auto& f : isa.cpu_flags)
     if (!flags.count(f)) return false;

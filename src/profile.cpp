@@ -23,6 +23,7 @@
 
 #include "convtune/compiler.h"
 #include "convtune/dynlib.h"
+#include "convtune/emulated_runner.h"
 #include "convtune/error.h"
 #include "convtune/machine.h"
 #include "convtune/measure.h"
@@ -161,18 +162,19 @@ std::vector<UkSizes> quick_subset(const Isa& isa) {
 ClassTable run_profile(const ProfileOptions& opt) {
   auto t_start = std::chrono::steady_clock::now();
   Isa isa = load_isa(opt.isa);
-  if (!cpu_supports(isa))
-    throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch",
-                            isa.name, fmt::join(isa.cpu_flags, " ")));
+  const bool emulated = use_emulation(isa, opt.emulate);
   if (!(opt.threshold > 0 && opt.threshold <= 1.5))
     throw Error(fmt::format("--threshold {} is out of range; give a fraction of peak such as 0.80", opt.threshold));
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // before any long work; only measuring children are pinned
   Compiler cc = Compiler::from_env(isa.cflags);
+  // Emulated: the second implementation of build, peak and measure (emulated_runner.h).
+  std::unique_ptr<EmulatedRunner> emu = emulated ? std::make_unique<EmulatedRunner>(isa) : nullptr;
   ClassTable t;
   t.isa = isa.name;
   t.machine = detect_machine();
-  t.compiler = cc.info();
+  t.compiler = emu ? emu->compiler_info() : cc.info();
+  t.emulated = emulated;
   t.created = utc_timestamp();
   t.tool_version = CONVTUNE_VERSION;
   t.threshold = opt.threshold;
@@ -184,11 +186,14 @@ ClassTable run_profile(const ProfileOptions& opt) {
   WorkDir wd("profile", opt.keep_dir);
   std::vector<UkSizes> ks = opt.quick ? quick_subset(isa) : enumerate_ukernels(isa);
 
-  std::string peak_so = build_peak(isa, cc, wd.path());
-  t.peak_start_gflops = measure_peak(isa, peak_so, cpu);
+  std::string peak_so = emu ? "" : build_peak(isa, cc, wd.path());
+  t.peak_start_gflops = emu ? emu->peak_gflops() : measure_peak(isa, peak_so, cpu);
   if (!opt.quiet)
     std::fprintf(stderr, "convtune: %s peak at start: %.1f GFLOP/s on CPU %d (counters: %s)\n",
                  isa.name.c_str(), t.peak_start_gflops, cpu, t.counters.c_str());
+  if (!opt.quiet && emu)
+    std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
+                 isa.name.c_str(), emu->emulator().c_str());
 
   // Compile every unit first, with nothing being measured.
   const int per = std::max(1, opt.per_unit);
@@ -201,13 +206,14 @@ ClassTable run_profile(const ProfileOptions& opt) {
     std::ofstream f(src);
     f << emit_unit(isa, units[u]);
     if (!f) throw Error("cannot write " + src + "; check free space in the temporary directory");
-    jobs.push_back({src, fmt::format("{}/unit{:04}.so", wd.path(), u)});
+    jobs.push_back({src, fmt::format("{}/unit{:04}{}", wd.path(), u, emu ? "" : ".so")});
   }
   std::vector<CompileResult> built;
   {
     Progress prog("compiling microkernels", ks.size(), opt.quiet);
-    built = compile_all(cc, jobs, opt.jobs > 0 ? opt.jobs : default_jobs(),
-                        [&](size_t i) { prog.advance(units[i].size()); });
+    auto on_done = [&](size_t i) { prog.advance(units[i].size()); };
+    const int n = opt.jobs > 0 ? opt.jobs : default_jobs();
+    built = emu ? emu->build_units(jobs, n, on_done) : compile_all(cc, jobs, n, on_done);
   }
 
   // Measure one unit at a time, nothing else of ours running. Another
@@ -221,6 +227,16 @@ ClassTable run_profile(const ProfileOptions& opt) {
       unit_of[i] = u;
       members[u].push_back(i);
     }
+  std::vector<UkCase> cases;  // emulated: what the driver's reference needs
+  if (emu)
+    for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, kProfileNc)});
+  auto measure = [&](size_t u, const std::vector<size_t>& todo,
+                     const std::function<void(size_t, const Measured&)>& done) {
+    if (!emu) return measure_unit(isa, ks, members[u].front(), todo, jobs[u].output, cpu, opt, done);
+    emu->measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, kProfileNc,
+                      {opt.min_ms, opt.repeat, 1},
+                      [&](size_t i, const std::string& status, double g) { done(i, Measured{status, g}); });
+  };
   double best = 0;
   {
     Progress prog("measuring microkernels", ks.size(), opt.quiet);
@@ -230,7 +246,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
         prog.advance(members[u].size());
         continue;
       }
-      measure_unit(isa, ks, members[u].front(), members[u], jobs[u].output, cpu, opt, [&](size_t i, const Measured& m) {
+      measure(u, members[u], [&](size_t i, const Measured& m) {
         res[i] = m;
         best = std::max(best, m.gflops);
         prog.advance(1, fmt::format("{:.1f} GFLOP/s", best));
@@ -248,14 +264,14 @@ ClassTable run_profile(const ProfileOptions& opt) {
     Progress prog("re-measuring those below the threshold", n_again, opt.quiet);
     for (size_t u = 0; u < units.size(); ++u) {
       if (again[u].empty()) continue;
-      measure_unit(isa, ks, members[u].front(), again[u], jobs[u].output, cpu, opt, [&](size_t i, const Measured& m) {
+      measure(u, again[u], [&](size_t i, const Measured& m) {
         if (m.status == "ok" && m.gflops > res[i].gflops) res[i] = m;
         prog.advance(1);
       });
     }
   }
 
-  t.peak_end_gflops = measure_peak(isa, peak_so, cpu);
+  t.peak_end_gflops = emu ? emu->peak_gflops() : measure_peak(isa, peak_so, cpu);
   // The 100% reference is the mean of the two peak measurements.
   t.peak_gflops = 0.5 * (t.peak_start_gflops + t.peak_end_gflops);
   for (size_t i = 0; i < ks.size(); ++i) {

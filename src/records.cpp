@@ -43,6 +43,8 @@ nlohmann::json Record::to_json() const {
   j["tool_version"] = tool_version;
   j["timestamp"] = timestamp;
   if (!note.empty()) j["note"] = note;
+  if (search_info.is_object() && !search_info.empty()) j["search_info"] = search_info;
+  if (emulated) j["emulated"] = true;
   return j;
 }
 
@@ -78,7 +80,9 @@ Record Record::from_json(const nlohmann::json& j) {
   r.table_fingerprint = j.value("table_fingerprint", "");
   r.tool_version = j.value("tool_version", "");
   r.timestamp = j.value("timestamp", "");
+  r.emulated = j.value("emulated", false);
   r.note = j.value("note", "");
+  if (j.contains("search_info") && j["search_info"].is_object()) r.search_info = j["search_info"];
   return r;
 }
 

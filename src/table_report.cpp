@@ -23,13 +23,14 @@ std::string table_summary(const ClassTable& t) {
                    t.machine.l3_bytes / 1024);
   o += fmt::format("compiler: {} {}   counters: {}\n", t.compiler.command,
                    fmt::join(t.compiler.flags, " "), t.counters);
-  o += fmt::format("peak: {:.1f} GFLOP/s (start {:.1f}, end {:.1f})\n", t.peak_gflops,
-                   t.peak_start_gflops, t.peak_end_gflops);
+  o += fmt::format("peak: {:.1f} GFLOP/s (start {:.1f}, end {:.1f}){}\n", t.peak_gflops,
+                   t.peak_start_gflops, t.peak_end_gflops,
+                   t.emulated ? " (emulated: timings not meaningful)" : "");
   o += fmt::format("microkernels: {} profiled, {} ran correctly, {} selected (>= {:.0f}% of peak), {} classes\n",
                    t.microkernels.size(), ok, sel, t.threshold * 100, t.classes.size());
   if (best)
-    o += fmt::format("best: {} {:.1f} GFLOP/s = {:.1f}% of peak\n", best->name, best->gflops,
-                     best->percent_peak);
+    o += fmt::format("best: {} {:.1f} GFLOP/s = {:.1f}% of peak{}\n", best->name, best->gflops,
+                     best->percent_peak, t.emulated ? " (emulated: timings not meaningful)" : "");
   if (const UkRecord* blis = t.find(UkSizes{2, 1, 12, 1, 1, 1}))
     o += fmt::format("BLIS-like (k,c,w,h,r,s)=(2,1,12,1,1,1): {:.1f} GFLOP/s = {:.1f}% of peak{}\n",
                      blis->gflops, blis->percent_peak, blis->selected ? " (selected)" : "");

@@ -16,6 +16,7 @@
 #include "convtune/class_table.h"
 #include "convtune/codegen.h"
 #include "convtune/compiler.h"
+#include "convtune/emulated_runner.h"
 #include "convtune/error.h"
 #include "convtune/files.h"
 #include "convtune/interrupt.h"
@@ -102,9 +103,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   if (opt.trials < 1) throw Error("--trials must be at least 1");
   if (opt.repeat < 1 || opt.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
   Isa isa = load_isa(opt.isa);
-  if (!cpu_supports(isa))
-    throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch", isa.name,
-                            fmt::join(isa.cpu_flags, " ")));
+  res.emulated = use_emulation(isa, opt.emulate);
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // only measuring children are pinned
   ClassTable table = load_table(isa.name, opt.table);
@@ -120,7 +119,12 @@ TuneResult run_tune(const TuneOptions& opt) {
                                 opt.shape.K, opt.shape.padded_K(isa.lanes), isa.lanes));
   res.space_size = space.size();
   res.space_choices = space.choices.size();
-  auto strategy = make_strategy(opt.search, space, opt.seed);
+  SearchOptions sopt{opt.pvalue, opt.parents, opt.offspring, opt.mutation_rate};
+  const MachineInfo machine = detect_machine();  // caches (sysfs) for csa, 001 §4.1
+  sopt.l1d_bytes = machine.l1d_bytes;
+  sopt.l2_bytes = machine.l2_bytes;
+  sopt.l3_bytes = machine.l3_bytes;
+  auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
   const std::string out_dir = opt.out_dir.empty() ? "convtune-out/" + res.layer : opt.out_dir;
   res.log_path = opt.log.empty() ? out_dir + "/log.jsonl" : opt.log;
@@ -144,10 +148,16 @@ TuneResult run_tune(const TuneOptions& opt) {
   }
 
   Compiler cc = Compiler::from_env(isa.cflags);
-  cc.info();  // a missing compiler is an error now, not 20 failed candidates
+  // Emulated: the second implementation of build, peak and run (emulated_runner.h).
+  std::unique_ptr<EmulatedRunner> emu = res.emulated ? std::make_unique<EmulatedRunner>(isa) : nullptr;
+  if (!emu) cc.info();  // a missing compiler is an error now, not 20 failed candidates
   WorkDir wd("tune", opt.keep_dir);
-  res.peak_gflops = measure_peak(isa, build_peak(isa, cc, wd.path()), cpu);
+  res.peak_gflops = emu ? emu->peak_gflops() : measure_peak(isa, build_peak(isa, cc, wd.path()), cpu);
   if (!opt.quiet) {
+    if (!opt.isa_note.empty()) std::fprintf(stderr, "convtune: %s\n", opt.isa_note.c_str());
+    if (emu)
+      std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
+                   isa.name.c_str(), emu->emulator().c_str());
     std::fprintf(stderr, "convtune: tuning %s (%s) with %s search; class table %s\n", res.layer.c_str(),
                  opt.shape.to_string().c_str(), opt.search.c_str(), table.origin.c_str());
     std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
@@ -159,6 +169,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   }
 
   ProblemData data = ProblemData::make(opt.shape, isa.lanes, opt.check_points, 20221101);
+  if (emu) emu->set_problem(data);
   TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
   const int jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
   const size_t batch = size_t(std::max(4, 2 * jobs));
@@ -191,10 +202,10 @@ TuneResult run_tune(const TuneOptions& opt) {
       if (f != faults.end()) k.c_source = inject_fault(k.c_source, fn, f->second);
       std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
       std::ofstream(base + ".c") << k.c_source;
-      cjobs.push_back({base + ".c", base + ".so"});
+      cjobs.push_back({base + ".c", emu ? base : base + ".so"});
       gen.push_back(std::move(k));
     }
-    std::vector<CompileResult> built = compile_all(cc, cjobs, jobs);
+    std::vector<CompileResult> built = emu ? emu->build_convs(cjobs, fn, jobs) : compile_all(cc, cjobs, jobs);
     for (size_t i = 0; i < cands.size(); ++i) {
       if (interrupted()) break;  // unmeasured candidates are simply not recorded
       Record r;
@@ -214,11 +225,14 @@ TuneResult run_tune(const TuneOptions& opt) {
       r.table_fingerprint = table.machine.fingerprint();
       r.tool_version = CONVTUNE_VERSION;
       r.note = fmt::format("{}", fmt::join(notes, "; "));
+      r.search_info = strategy->info();
+      r.emulated = res.emulated;
       if (!built[i].ok) {
         r.status = "compile_error";
         r.detail = built[i].log.substr(0, 600);
       } else {
-        RunResult rr = run_candidate(data, cjobs[i].output, fn, cpu, protocol, opt.timeout_s);
+        RunResult rr = emu ? emu->run_conv(cjobs[i].output, protocol, opt.timeout_s)
+                           : run_candidate(data, cjobs[i].output, fn, cpu, protocol, opt.timeout_s);
         r.status = rr.status;
         r.detail = rr.detail;
         r.seconds = rr.seconds;
@@ -274,9 +288,9 @@ std::string tune_summary(const TuneResult& r) {
                    r.new_trials ? fmt::format(" ({:.2f} s per candidate)", r.wall_s / double(r.new_trials)) : "");
   if (r.has_best) {
     o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s ({:.3f} ms; {:.1f} GFLOP/s on "
-                     "multiply-adds not on padding)\n",
+                     "multiply-adds not on padding){}\n",
                      r.best.gflops, 100 * r.best.gflops / r.peak_gflops, r.peak_gflops, r.best.seconds * 1e3,
-                     r.best.real_gflops);
+                     r.best.real_gflops, r.emulated ? " (emulated: timings not meaningful)" : "");
     o += fmt::format("config: {}\n", r.best.config);
     o += fmt::format("kernel: {} {}\n", r.kernel_c, r.kernel_h);
   } else {
@@ -301,6 +315,7 @@ std::string tune_json(const TuneResult& r) {
   j["interrupted"] = r.interrupted;
   j["log"] = r.log_path;
   j["table"] = r.table_origin;
+  if (r.emulated) j["emulated"] = true;
   if (!r.notes.empty()) j["notes"] = r.notes;
   if (r.has_best) {
     j["best"] = {{"config", r.best.config},

@@ -27,7 +27,7 @@ TEST(Cli, UnknownArch) {
   auto r = run_cli("profile --arch avx1024 --quick --out /dev/null/x.json");
   EXPECT_NE(r.exit_code, 0);
   // The ISA is checked first, before the output path.
-  EXPECT_EQ(r.err, "convtune: error: unknown --arch 'avx1024'; choose one of: avx512\n");
+  EXPECT_EQ(r.err, "convtune: error: unknown --arch 'avx1024'; choose one of: avx512, avx2, neon\n");
 }
 
 TEST(Cli, UnwritableOutFailsBeforeProfiling) {

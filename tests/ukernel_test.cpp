@@ -64,7 +64,7 @@ TEST(Isa, UnknownArchIsAClearError) {
     load_isa("avx1024");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown --arch 'avx1024'; choose one of: avx512");
+    EXPECT_STREQ(e.what(), "unknown --arch 'avx1024'; choose one of: avx512, avx2, neon");
   }
 }
 
@@ -78,15 +78,18 @@ TEST(Isa, BadDescriptionNamesTheKey) {
 }
 
 // Every (r, s) pair and the edge sizes: the quick subset is exactly that.
-TEST(UkernelCodegen, SampleMatchesScalarReference) {
-  Isa isa = load_isa("avx512");
-  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
+// Each ISA this CPU runs (NEON on x86 runs under qemu in neon_test.cpp).
+class UkernelCodegen : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
+  Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name << " natively";
   std::vector<UkSizes> sample = quick_subset(isa);
   ASSERT_GE(sample.size(), 40u);
   test::TempDir td;
   // Odd strides and a conv stride of 2 so that no index can be silently wrong.
   std::vector<UkLayout> layouts;
-  std::string src = "#include <immintrin.h>\n";
+  std::string src = "#include <" + isa.header + ">\n";
   for (size_t i = 0; i < sample.size(); ++i) {
     const UkSizes& u = sample[i];
     UkLayout l;
@@ -140,6 +143,8 @@ TEST(UkernelCodegen, SampleMatchesScalarReference) {
       ASSERT_NEAR(out[j], before[j], tol) << sizes_text(u) << " overwrite, element " << j;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isas, UkernelCodegen, ::testing::Values("avx512", "avx2", "neon"));
 
 }  // namespace
 }  // namespace convtune

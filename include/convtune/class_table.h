@@ -46,6 +46,7 @@ struct ClassTable {
   double peak_start_gflops = 0, peak_end_gflops = 0;
   double threshold = 0.80;
   bool quick = false;      // profiled with --quick (a subset)
+  bool emulated = false;   // profiled under an emulator: timings not meaningful
   std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
   double wall_seconds = 0;
   std::vector<UkRecord> microkernels;

@@ -12,6 +12,7 @@ namespace convtune {
 struct Compiler {
   std::vector<std::string> command;  // $CC split on blanks ("ccache gcc" works)
   std::vector<std::string> flags;    // ISA flags from the ISA description
+  std::vector<std::string> output_flags{"-fPIC", "-shared"};  // what compile_one makes
   double timeout_s = 120;
 
   /// From $CC (default "cc") and the given flags.
@@ -33,7 +34,8 @@ struct CompileResult {
   double seconds = 0;
 };
 
-/// Compiles one C file into a shared object (-shared -fPIC plus flags).
+/// Compiles one C file: flags, then -std=c99 and output_flags (by default a
+/// shared object; the emulated runner links static executables).
 CompileResult compile_one(const Compiler& cc, const CompileJob& job);
 
 /// Compiles jobs on `parallel` threads; on_done(i) is called (serialised)

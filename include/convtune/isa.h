@@ -15,9 +15,17 @@ struct IsaSpace {
   bool rs_square_when_both_above_1 = true;
 };
 
+// How code of an ISA of another architecture runs here (empty qemu: it cannot).
+struct IsaEmulation {
+  std::string cross_cc;               // default cross compiler; $CROSS_CC overrides
+  std::string qemu;                   // user-mode emulator, e.g. "qemu-aarch64"
+  std::vector<std::string> packages;  // Debian packages providing them
+};
+
 struct Isa {
   std::string name;         // "avx512"
   std::string description;  // one line for humans
+  std::string arch;         // machine architecture, as uname -m says: "x86_64", "aarch64"
   int lanes = 16;           // f32 lanes per vector
   int vector_registers = 32;
   std::string header;       // "immintrin.h"
@@ -28,19 +36,25 @@ struct Isa {
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs
   int peak_accumulators = 24;          // independent FMA chains for the peak loop
   IsaSpace space;
+  IsaEmulation emulation;
 
   /// Fills a template: expand(fma, {{"a", x}, {"b", y}, {"acc", z}}).
   static std::string expand(const std::string& tmpl,
                             const std::vector<std::pair<std::string, std::string>>& args);
 };
 
-/// Names of the ISA descriptions shipped with the binary.
+/// Names of the ISA descriptions shipped with the binary, best first.
 std::vector<std::string> known_isas();
+/// The first of known_isas() this CPU runs natively; throws Error if none.
+std::string best_isa();
+/// This machine's architecture (uname -m).
+std::string host_arch();
 /// Loads an ISA by name; throws Error listing the known names.
 Isa load_isa(const std::string& name);
 /// Parses an ISA description (JSON text); throws Error naming the bad key.
 Isa parse_isa(const std::string& json_text, const std::string& origin);
-/// True when this CPU can run code for the ISA (from /proc/cpuinfo flags).
+/// True when this CPU can run code for the ISA: same architecture and the
+/// ISA's flags (/proc/cpuinfo; on AArch64 also getauxval(AT_HWCAP)).
 bool cpu_supports(const Isa& isa);
 
 }  // namespace convtune

@@ -38,6 +38,8 @@ struct Record {
   std::string tool_version;
   std::string timestamp;
   std::string note;           // fallback microkernel, padded K, ...
+  nlohmann::json search_info = nlohmann::json::object();  // what the strategy says (SearchStrategy::info)
+  bool emulated = false;      // ran under an emulator: timings not meaningful
 
   nlohmann::json to_json() const;
   /// Throws Error naming the missing key.

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "convtune/config.h"
 #include "convtune/space.h"
 
@@ -29,11 +31,40 @@ class SearchStrategy {
   /// A measured configuration (also used to replay a log on --resume, in
   /// log order).
   virtual void observe(const Config& c, const Observation& o) = 0;
+  /// What the tuner copies into each record's search_info ({} for nothing).
+  virtual nlohmann::json info() const { return nlohmann::json::object(); }
+};
+
+/// Settings of the strategies (--pvalue, --parents, --offspring,
+/// --mutation-rate) and the machine's caches (0 = unknown) for csa.
+struct SearchOptions {
+  double pvalue = 0.05;       // droplet: 003 §3.3 significance level
+  int parents = 8;            // opevo: lambda (002 Algorithm 1)
+  int offspring = 8;          // opevo: rho
+  double mutation_rate = 0.5; // opevo: q of the q-random walk (002 §4.3)
+  int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
 };
 
 /// Names accepted by --search.
 std::vector<std::string> strategy_names();
-/// Throws Error listing the names for an unknown one.
-std::unique_ptr<SearchStrategy> make_strategy(const std::string& name, const Space& space, uint64_t seed);
+/// Throws Error listing the names for an unknown one, or naming a bad option.
+std::unique_ptr<SearchStrategy> make_strategy(const std::string& name, const Space& space, uint64_t seed,
+                                              const SearchOptions& opt = {});
+
+/// 001 §4.1's Convolution Slicing Analysis mapped into the space: the
+/// configuration and what was chosen (caches, tiles, schedule, costs).
+struct CsaPlan {
+  Config config;
+  nlohmann::json info;
+};
+CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
+
+/// Welch's two-sample t-test (unequal variances): the two-sided p-value of
+/// "same mean"; 1 when either sample has fewer than two values.
+double welch_p_value(const std::vector<double>& a, const std::vector<double>& b);
+/// The CDF of Student's t distribution with df degrees of freedom (df > 0).
+double student_t_cdf(double t, double df);
+/// The regularized incomplete beta function I_x(a, b).
+double incomplete_beta(double a, double b, double x);
 
 }  // namespace convtune

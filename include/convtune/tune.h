@@ -15,8 +15,13 @@ namespace convtune {
 struct TuneOptions {
   Shape shape;
   std::string isa = "avx512";
+  std::string isa_note;     // how --arch was chosen, said with the progress lines
+  bool emulate = false;     // an ISA of another architecture under qemu-user (emulated_runner.h)
   std::optional<std::string> table;  // default: load_table's choice
   std::string search = "random";
+  double pvalue = 0.05;        // droplet: t-test level (003 §3.3)
+  int parents = 8, offspring = 8;  // opevo: lambda, rho (002 Algorithm 1)
+  double mutation_rate = 0.5;  // opevo: q (002 §4.3)
   int64_t trials = 20;
   uint64_t seed = 1;
   int cpu = -1;             // -1: the last core
@@ -45,6 +50,7 @@ struct TuneResult {
   size_t space_choices = 0;
   std::string notes;        // fallback / padded K / exhausted space
   bool interrupted = false;
+  bool emulated = false;    // timings from an emulator: not meaningful
   bool has_best = false;
   Record best;
   std::string kernel_c, kernel_h, log_path, table_origin;

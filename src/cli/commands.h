@@ -21,6 +21,12 @@ Runner setup_profile(CLI::App* sub);
 Runner setup_layers(CLI::App* sub);
 Runner setup_table(CLI::App* sub);
 Runner setup_tune(CLI::App* sub);
+Runner setup_bench(CLI::App* sub);
+
+/// Help text of --arch, listing the known ISAs.
+std::string arch_help();
+/// best_isa(), with the note saying so ("--arch not given; using ...").
+std::string best_arch(std::string* note);
 
 /// Every subcommand, in the order `convtune --help` lists them.
 const std::vector<Command>& commands();

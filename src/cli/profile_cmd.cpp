@@ -15,7 +15,9 @@ namespace convtune::cli {
 Runner setup_profile(CLI::App* sub) {
   auto opt = std::make_shared<ProfileOptions>();
   auto out = std::make_shared<std::string>();
-  sub->add_option("--arch", opt->isa, "instruction set: avx512")->capture_default_str();
+  sub->add_option("--arch", opt->isa, arch_help());
+  sub->add_flag("--emulate", opt->emulate,
+                "run another architecture's code under qemu-user (e.g. neon on x86; timings not meaningful)");
   sub->add_option("--out", *out, "where to write the class table (default: " +
                                     default_table_path("<arch>") + ")");
   sub->add_option("--threshold", opt->threshold, "fraction of peak a microkernel must reach")
@@ -30,10 +32,13 @@ Runner setup_profile(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--keep", opt->keep_dir, "keep the generated sources in this directory");
   sub->add_flag("-q,--quiet", opt->quiet, "no progress output");
-  return [opt, out] {
+  return [opt, out, sub] {
+    std::string note;
+    if (!sub->count("--arch")) opt->isa = best_arch(&note);
     load_isa(opt->isa);  // an unknown --arch is the first thing to report
     std::string path = out->empty() ? default_table_path(opt->isa) : *out;
     ensure_writable(path, "--out");  // fail before the long work, not after
+    if (!note.empty() && !opt->quiet) std::fprintf(stderr, "convtune: %s\n", note.c_str());
     ClassTable t = run_profile(*opt);
     write_table(t, path);
     t.origin = path;
@@ -43,11 +48,14 @@ Runner setup_profile(CLI::App* sub) {
 }
 
 Runner setup_table(CLI::App* sub) {
-  auto isa = std::make_shared<std::string>("avx512");
+  auto isa = std::make_shared<std::string>();
   auto path = std::make_shared<std::string>();
-  sub->add_option("--arch", *isa, "instruction set")->capture_default_str();
+  sub->add_option("--arch", *isa, arch_help() + "; with --table, the table's own");
   sub->add_option("--table", *path, "a class table file (default: the one tune would use)");
   return [isa, path] {
+    std::string note;
+    if (isa->empty() && path->empty()) *isa = best_arch(&note);
+    if (!note.empty()) std::fprintf(stderr, "convtune: %s\n", note.c_str());
     ClassTable t = load_table(*isa, path->empty() ? std::nullopt : std::optional<std::string>(*path));
     std::string warn = fingerprint_warning(t);
     if (!warn.empty()) std::fprintf(stderr, "convtune: %s\n", warn.c_str());

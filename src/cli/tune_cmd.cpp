@@ -7,6 +7,7 @@
 #include "convtune/error.h"
 #include "convtune/search.h"
 #include "convtune/tune.h"
+#include "convtune/tune_compare.h"
 
 namespace convtune::cli {
 
@@ -16,6 +17,7 @@ struct TuneArgs {
   TuneOptions opt;
   std::string layer, network, shape, table;
   bool json = false;
+  bool no_onednn = false;
 };
 
 std::vector<Shape> shapes_of(const TuneArgs& a) {
@@ -35,9 +37,17 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--layer", a->layer, "a zoo layer, e.g. yolo9000-12 (see 'convtune layers')");
   sub->add_option("--network", a->network, "every layer of a zoo network in turn: resnet18, yolo9000");
   sub->add_option("--shape", a->shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional)");
-  sub->add_option("--arch", o.isa, "instruction set")->capture_default_str();
+  sub->add_option("--arch", o.isa, arch_help());
+  sub->add_flag("--emulate", o.emulate,
+                "run another architecture's code under qemu-user (e.g. neon on x86; timings not meaningful)");
   sub->add_option("--table", a->table, "class table (default: your profiled one, else the shipped one)");
   sub->add_option("--search", o.search, "search strategy: " + fmt::format("{}", fmt::join(strategy_names(), ", ")))
+      ->capture_default_str();
+  sub->add_option("--pvalue", o.pvalue, "droplet: move only when a t-test says faster at this level")
+      ->capture_default_str();
+  sub->add_option("--parents", o.parents, "opevo: parents per generation (lambda)")->capture_default_str();
+  sub->add_option("--offspring", o.offspring, "opevo: children per generation (rho)")->capture_default_str();
+  sub->add_option("--mutation-rate", o.mutation_rate, "opevo: q of the q-random walk mutation, in [0, 1)")
       ->capture_default_str();
   sub->add_option("--trials", o.trials, "candidates to measure (a resumed log counts)")->capture_default_str();
   sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str();
@@ -54,9 +64,11 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
   sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_flag("--no-onednn", a->no_onednn, "skip the closing comparison with oneDNN");
   sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
-  return [a] {
+  return [a, sub] {
+    if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
     std::vector<Shape> shapes = shapes_of(*a);
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
@@ -67,7 +79,18 @@ Runner setup_tune(CLI::App* sub) {
       o.shape = s;
       if (shapes.size() > 1 && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
       TuneResult r = run_tune(o);
-      std::fputs((a->json ? tune_json(r) : tune_summary(r)).c_str(), stdout);
+      std::string text = a->json ? tune_json(r) : tune_summary(r);
+      if (!a->no_onednn && r.has_best && !r.interrupted && !r.emulated) {  // oneDNN on the same shape, when built in
+        OnednnComparison c = compare_onednn(r, o);
+        if (a->json) {
+          auto j = nlohmann::json::parse(text);
+          j["onednn"] = onednn_json(c);
+          text = j.dump(2) + "\n";
+        } else {
+          text += onednn_text(c, r.peak_gflops);
+        }
+      }
+      std::fputs(text.c_str(), stdout);
       std::fflush(stdout);
       results.push_back(r);
       if (r.interrupted) return 130;
@@ -86,8 +109,8 @@ Runner setup_tune(CLI::App* sub) {
         weighted += r.shape.flops() * pct;
         if (r.has_best) time += r.best.seconds;
       }
-      std::fputs(fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms\n", weighted / flops,
-                             time * 1e3)
+      std::fputs(fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms{}\n", weighted / flops,
+                             time * 1e3, results[0].emulated ? " (emulated: timings not meaningful)" : "")
                      .c_str(),
                  stdout);
     }

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""Tunes every layer of a network (random search, N trials), benches each
+against oneDNN and im2col+OpenBLAS (convtune bench), and writes a CSV and a
+Markdown table like 000 Fig. 9: per layer convtune best-of-20, best-of-N,
+oneDNN and im2col+BLAS as % of peak and as time, FLOP-weighted averages and
+the geometric mean of convtune/oneDNN.
+
+usage: bench/batch.py --network resnet18[,yolo9000] [--trials 100] [--resume]
+       bench/batch.py --shapes "K=32,C=16,H=8,R=3;K=16,C=8,H=6,R=1" --name tiny
+Outputs (under --out, default bench/results): tune/<layer>/log.jsonl,
+bench/<layer>.json, <name>.csv, <name>.md. --resume continues the logs and
+keeps bench results whose log has not grown. (Runs of several seeds and
+strategies for Fig. 10: bench/convergence.py.)
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac",
+           "trials", "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct",
+           "convtune_ms", "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl",
+           "ratio_convtune_onednn", "peak_gflops", "cpu", "machine", "date", "config"]
+
+
+def fail(msg):
+    sys.exit(f"batch: error: {msg}")
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+        fail(f"{' '.join(cmd[:4])} ... failed: {last}")
+    return p.stdout
+
+
+def read_log(path):
+    recs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass  # a torn last line from a killed run
+    return recs
+
+
+def best_of(recs, n):
+    """(% peak, ms) of the best correct candidate among the first n, or (0, nan)."""
+    ok = [r for r in recs[:n] if r["status"] == "ok"]
+    if not ok:
+        return 0.0, float("nan")
+    b = max(ok, key=lambda r: r["gflops"])
+    return b["percent_peak"], b["seconds"] * 1e3
+
+
+def layers_of(a):
+    """[(network, layer name, convtune selector args)]"""
+    if a.shapes:
+        return [(a.name, f"{a.name}-{i}", ["--shape", s.strip()])
+                for i, s in enumerate(x for x in a.shapes.split(";") if x.strip())]
+    out = []
+    for net in a.network.split(","):
+        for line in run([a.convtune, "layers", "--network", net]).splitlines()[1:]:
+            out.append((net, line.split()[0], ["--layer", line.split()[0]]))
+    return out
+
+
+def shape_fields(text):
+    return {k: int(v) for k, v in (f.split("=") for f in text.split(","))}
+
+
+def row_for(a, net, name, sel, trials):
+    tdir = os.path.join(a.out, "tune", name)
+    timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat)] + a.cpu
+    run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
+                                       "--no-onednn"] + (["--resume"] if a.resume else []) + timing + a.tune_args.split())
+    recs = read_log(os.path.join(tdir, "log.jsonl"))
+    cache = os.path.join(a.out, "bench", name + ".json")
+    b = None
+    if a.resume and os.path.exists(cache):
+        with open(cache) as f:
+            b = json.load(f)
+        if b.get("trials") != len(recs):
+            b = None  # the log grew: bench again
+    if b is None:
+        b = json.loads(run([a.convtune, "bench"] + sel + ["--out", tdir, "--json", "-q"] + timing + a.bench_args.split()))
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(cache, "w") as f:
+            json.dump(b, f, indent=1)
+    r = dict(network=net, layer=name, shape=b["shape"], mflop=b["flops"] * 1e-6, real_frac=b["real_flops"] / b["flops"],
+             trials=len(recs), failed=sum(x["status"] != "ok" for x in recs), peak_gflops=b["peak_gflops"],
+             cpu=b["cpu"], machine=b["machine"], date=b["date"][:10], config=b["config"])
+    r.update({k: v for k, v in shape_fields(b["shape"]).items() if k != "N"})
+    r["best20_pct"], r["best20_ms"] = best_of(recs, 20)
+    r["bestN_log_pct"], r["bestN_log_ms"] = best_of(recs, len(recs))
+    for key, col in (("convtune", "convtune"), ("onednn", "onednn"), ("im2col_blas", "blas")):
+        e = b.get(key) or {}
+        r[col + "_pct"] = e.get("percent_peak", float("nan"))
+        r[col + "_ms"] = e.get("seconds", float("nan")) * 1e3
+        if col != "convtune":
+            r[col + "_impl"] = e.get("impl", "missing")
+    r["ratio_convtune_onednn"] = b.get("ratio_convtune_onednn") or float("nan")
+    return r
+
+
+def fmt(x, spec=".1f"):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def fmt_small(x):
+    """Milliseconds or MFLOP: fixed for the usual sizes, 3 significant digits for tiny ones."""
+    return fmt(x, ".3f" if x >= 0.1 else ".3g") if x == x and x < 10 else fmt(x, ".0f" if x >= 100 else ".1f")
+
+
+def markdown(rows, trials):
+    out = []
+    for net in dict.fromkeys(r["network"] for r in rows):
+        rs = [r for r in rows if r["network"] == net]
+        peak = sorted(r["peak_gflops"] for r in rs)[len(rs) // 2]
+        out += [f"### {net}", "",
+                f"{rs[0]['machine']}, CPU {rs[0]['cpu']}, measured peak {peak:.1f} GFLOP/s (median over layers), "
+                f"{rs[0]['date']}. Cells: % of peak / ms. convtune best of 20 comes from the tuning log; best of N, "
+                "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
+                f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
+                f"(N={trials}) | oneDNN | im2col+BLAS | convtune/oneDNN | oneDNN impl | BLAS core |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rs:
+            out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
+                       f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
+                       + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
+                                    for c in ("best20", "convtune", "onednn", "blas"))
+                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {r['onednn_impl']} | {r['blas_impl']} |")
+        tot = sum(r["mflop"] for r in rs)
+
+        def wavg(c):
+            v = [(r["mflop"], r[c + "_pct"]) for r in rs if not math.isnan(r[c + "_pct"])]
+            return sum(m * p for m, p in v) / sum(m for m, _ in v) if v else float("nan")
+
+        def total_ms(c):
+            return sum(r[c + "_ms"] for r in rs)
+
+        ratios = [r["ratio_convtune_onednn"] for r in rs if not math.isnan(r["ratio_convtune_onednn"])]
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+        cells = " | ".join(f"**{fmt(wavg(c))}** / {fmt_small(total_ms(c))}"
+                           for c in ("best20", "convtune", "onednn", "blas"))
+        out += [f"| **FLOP-weighted average** / total ms | | {fmt_small(tot)} | | | {cells} | "
+                f"geomean **{fmt(geo, '.2f')}** | | |", ""]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--network", help="zoo networks, comma-separated: resnet18,yolo9000")
+    what.add_argument("--shapes", help="a custom network: shapes separated by ';'")
+    ap.add_argument("--name", default="custom", help="network name for --shapes (default: custom)")
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--short", default="yolo9000-23", help="layers that get --short-trials (comma-separated)")
+    ap.add_argument("--short-trials", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resume", action="store_true", help="continue logs and keep up-to-date bench results")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--convtune", default=os.path.join(ROOT, "build", "convtune"))
+    ap.add_argument("--cpu", type=int, help="core to measure on (default: convtune's, the last one)")
+    ap.add_argument("--min-repeat-ms", type=float, default=100)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")
+    ap.add_argument("--bench-args", default="", help="extra arguments for convtune bench")
+    a = ap.parse_args()
+    if not os.access(a.convtune, os.X_OK):
+        fail(f"no convtune binary at {a.convtune}; build it (scripts/build.sh) or pass --convtune")
+    a.cpu = ["--cpu", str(a.cpu)] if a.cpu is not None else []
+    short = set(x for x in a.short.split(",") if x)
+    rows = []
+    for net, name, sel in layers_of(a):
+        trials = a.short_trials if name in short else a.trials
+        print(f"batch: {name}: tune ({trials} trials) and bench", file=sys.stderr)
+        rows.append(row_for(a, net, name, sel, trials))
+        r = rows[-1]
+        print(f"batch: {name}: convtune {fmt(r['convtune_pct'])}%  oneDNN {fmt(r['onednn_pct'])}%  "
+              f"im2col+BLAS {fmt(r['blas_pct'])}% of peak", file=sys.stderr)
+    stem = os.path.join(a.out, a.name if a.shapes else a.network.replace(",", "-"))
+    os.makedirs(a.out, exist_ok=True)
+    with open(stem + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    with open(stem + ".md", "w") as f:
+        f.write(markdown(rows, a.trials))
+    print(stem + ".csv")
+    print(stem + ".md")
+
+
+if __name__ == "__main__":
+    main()

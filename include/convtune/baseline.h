@@ -1,0 +1,37 @@
+#pragma once
+// Library baselines for `convtune bench` (oneDNN, im2col + OpenBLAS): each is
+// prepared once from a layer's operands (layout conversions and reorders
+// happen here, outside the timing), then run() is the timed call.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "convtune/runner.h"
+
+namespace convtune {
+
+class Baseline {
+ public:
+  virtual ~Baseline() = default;
+  /// What the library chose: "brgconv:avx512_core", "OpenBLAS Haswell", ...
+  virtual std::string impl() const = 0;
+  /// One convolution (the timed call).
+  virtual void run() = 0;
+  /// The last run's output in convtune's layout [N][Ho][Wo][Kp] (columns
+  /// K..Kp-1 zero), for the agreement check.
+  virtual std::vector<float> output() = 0;
+};
+
+/// "" when oneDNN is in this build, else what to install.
+std::string onednn_missing();
+
+/// oneDNN convolution_forward (direct, f32, format_tag::any, one thread).
+/// Returns nullptr and sets *missing (what to install) when oneDNN is not in
+/// this build; throws Error when oneDNN rejects the shape.
+std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* missing);
+
+/// Caffe-style im2col + cblas_sgemm on one OpenBLAS thread (im2col skipped
+/// for 1x1, stride 1, pad 0). nullptr and *missing as above.
+std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* missing);
+
+}  // namespace convtune

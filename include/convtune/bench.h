@@ -1,0 +1,58 @@
+#pragma once
+// `convtune bench`: convtune's best kernel for a layer against oneDNN and
+// im2col + OpenBLAS, in one process on one pinned core, under the tuner's
+// timing protocol, after checking that all compute the same convolution.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "convtune/records.h"
+#include "convtune/runner.h"
+#include "convtune/tune.h"
+
+namespace convtune {
+
+struct BenchOptions {
+  TuneOptions tune;         // shape, isa, cpu, timing, check points, out/log (as for tune)
+  bool fresh_tune = false;  // tune first (tune.trials candidates) instead of reading the log
+};
+
+struct BenchEntry {
+  std::string name;         // "convtune", "oneDNN", "im2col+OpenBLAS"
+  std::string impl;         // what ran: config, oneDNN implementation, OpenBLAS core
+  std::string missing;      // not run: why, and how to get it
+  double seconds = 0;       // median per call
+  std::vector<double> samples;
+  double max_error = 0;     // against the reference, at the checked points
+  bool ran() const { return missing.empty(); }
+};
+
+struct BenchResult {
+  std::string layer;
+  Shape shape;
+  int cpu = 0;
+  double peak_gflops = 0;
+  std::string log_path;
+  int64_t trials = 0;       // candidates in the log
+  Record best;              // convtune's kernel as the log recorded it
+  std::string date;         // UTC, ISO 8601
+  std::string machine;      // CPU model
+  std::vector<BenchEntry> entries;  // convtune, oneDNN, im2col+OpenBLAS
+  const BenchEntry* find(const std::string& name) const;
+};
+
+/// Runs the comparison for opt.tune.shape. Throws Error for bad input, a
+/// missing log, or an implementation that disagrees with the reference.
+BenchResult run_bench(const BenchOptions& opt);
+
+/// "" when `out` ([N][Ho][Wo][Kp]) matches the reference at every checked
+/// point, else the one-line error naming `who`, the element and `fix`;
+/// *max_error gets the largest difference.
+std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
+                         const std::string& fix, double* max_error = nullptr);
+
+/// Human table and the --json object.
+std::string bench_summary(const BenchResult& r);
+std::string bench_json(const BenchResult& r);
+
+}  // namespace convtune

@@ -1,0 +1,84 @@
+// The Caffe baseline as the anchors were measured: im2col into a
+// [C*R*S][Ho*Wo] buffer, then cblas_sgemm (K x Ho*Wo x C*R*S) on one OpenBLAS
+// thread, per image; im2col is skipped for 1x1, stride 1, pad 0. Inputs are
+// NCHW and weights KCRS, converted here outside the timing.
+#include <cblas.h>
+
+#include <cstring>
+
+#include "convtune/baseline.h"
+#include "convtune/layouts.h"
+
+namespace convtune {
+
+namespace {
+
+class Im2colBlas : public Baseline {
+ public:
+  explicit Im2colBlas(const ProblemData& p) : p_(p) {
+    openblas_set_num_threads(1);
+    const Shape& s = p.shape;
+    in_ = input_nchw(p);
+    w_ = weights_kcrs(p);
+    out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
+    direct_ = s.R == 1 && s.S == 1 && s.stride == 1 && s.pad == 0;
+    if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);
+  }
+
+  std::string impl() const override {
+    const char* core = openblas_get_corename();
+    return std::string("OpenBLAS ") + (core ? core : "?");
+  }
+
+  void run() override {
+    const Shape& s = p_.shape;
+    const int64_t hw = s.Ho() * s.Wo(), crs = s.C * s.R * s.S;
+    for (int64_t n = 0; n < s.N; ++n) {
+      const float* img = &in_[size_t(n * s.C * s.H * s.W)];
+      const float* col = img;
+      if (!direct_) {
+        im2col(img);
+        col = col_.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.K), int(hw), int(crs), 1.f, w_.data(), int(crs),
+                  col, int(hw), 0.f, &out_[size_t(n * s.K * hw)], int(hw));
+    }
+  }
+
+  std::vector<float> output() override { return output_from_nchw(p_, out_.data()); }
+
+ private:
+  void im2col(const float* img) {
+    const Shape& s = p_.shape;
+    const int64_t Ho = s.Ho(), Wo = s.Wo();
+    float* col = col_.data();
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t r = 0; r < s.R; ++r)
+        for (int64_t q = 0; q < s.S; ++q)
+          for (int64_t oh = 0; oh < Ho; ++oh) {
+            const int64_t ih = oh * s.stride - s.pad + r;
+            if (ih < 0 || ih >= s.H) {
+              std::memset(col, 0, size_t(Wo) * sizeof(float));
+              col += Wo;
+              continue;
+            }
+            const float* row = img + (c * s.H + ih) * s.W;
+            for (int64_t ow = 0; ow < Wo; ++ow) {
+              const int64_t iw = ow * s.stride - s.pad + q;
+              *col++ = iw >= 0 && iw < s.W ? row[iw] : 0.f;
+            }
+          }
+  }
+
+  const ProblemData& p_;
+  std::vector<float> in_, w_, col_, out_;
+  bool direct_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* /*missing*/) {
+  return std::make_unique<Im2colBlas>(p);
+}
+
+}  // namespace convtune

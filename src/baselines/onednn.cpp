@@ -1,0 +1,91 @@
+// oneDNN as the anchors were measured: convolution_forward, direct algorithm,
+// f32, format_tag::any (oneDNN picks its layouts), user buffers reordered
+// once here, one OpenMP thread; run() is execute + wait only.
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <fmt/format.h>
+
+#include "convtune/baseline.h"
+#include "convtune/error.h"
+#include "convtune/layouts.h"
+
+namespace convtune {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+class Onednn : public Baseline {
+ public:
+  explicit Onednn(const ProblemData& p) : p_(p), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {
+    omp_set_num_threads(1);
+    const Shape& s = p.shape;
+    const memory::dims src{s.N, s.C, s.H, s.W}, wei{s.K, s.C, s.R, s.S}, dst{s.N, s.K, s.Ho(), s.Wo()};
+    const memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
+    auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      any(src), any(wei), any(dst), strides, pad, pad);
+    pd_ = dnnl::convolution_forward::primitive_desc(d, eng_);
+    conv_ = dnnl::convolution_forward(pd_);
+    user_src_ = input_nhwc(p);
+    user_wei_ = weights_rsck(p);
+    user_dst_.assign(size_t(s.N * s.Ho() * s.Wo() * s.K), 0.f);
+    src_ = place(memory({src, memory::data_type::f32, tag::nhwc}, eng_, user_src_.data()), pd_.src_desc());
+    wei_ = place(memory({wei, memory::data_type::f32, tag::hwio}, eng_, user_wei_.data()), pd_.weights_desc());
+    dst_ = memory(pd_.dst_desc(), eng_);
+    user_dst_mem_ = memory({dst, memory::data_type::f32, tag::nhwc}, eng_, user_dst_.data());
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
+  }
+
+  std::string impl() const override { return pd_.impl_info_str(); }
+
+  void run() override {
+    conv_.execute(strm_, args_);
+    strm_.wait();
+  }
+
+  std::vector<float> output() override {
+    if (pd_.dst_desc() == user_dst_mem_.get_desc())
+      return output_from_nhwc(p_, static_cast<const float*>(dst_.get_data_handle()));
+    dnnl::reorder(dst_, user_dst_mem_).execute(strm_, dst_, user_dst_mem_);
+    strm_.wait();
+    return output_from_nhwc(p_, user_dst_.data());
+  }
+
+ private:
+  // The user buffer in the layout oneDNN chose (a reorder when they differ).
+  memory place(memory user, const memory::desc& want) {
+    if (user.get_desc() == want) return user;
+    memory m(want, eng_);
+    dnnl::reorder(user, m).execute(strm_, user, m);
+    strm_.wait();
+    return m;
+  }
+
+  const ProblemData& p_;
+  dnnl::engine eng_;
+  dnnl::stream strm_;
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward conv_;
+  std::vector<float> user_src_, user_wei_, user_dst_;
+  memory src_, wei_, dst_, user_dst_mem_;
+  std::unordered_map<int, memory> args_;
+};
+
+}  // namespace
+
+std::string onednn_missing() { return ""; }
+
+std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* /*missing*/) {
+  try {
+    return std::make_unique<Onednn>(p);
+  } catch (const dnnl::error& e) {
+    throw Error(fmt::format("oneDNN cannot run a direct f32 convolution of {}: {}; report the shape", p.shape.to_string(),
+                            e.what()));
+  }
+}
+
+}  // namespace convtune

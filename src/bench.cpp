@@ -1,0 +1,223 @@
+// `convtune bench`: get convtune's best kernel (log or fresh tune), regenerate
+// and compile it, measure the peak, then in this process pinned to one core:
+// prepare the baselines, check every output against the reference, time each.
+#include "convtune/bench.h"
+
+#include <sched.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "convtune/baseline.h"
+#include "convtune/codegen.h"
+#include "convtune/compiler.h"
+#include "convtune/dynlib.h"
+#include "convtune/error.h"
+#include "convtune/isa.h"
+#include "convtune/machine.h"
+#include "convtune/measure.h"
+#include "convtune/peak.h"
+#include "convtune/workdir.h"
+
+namespace convtune {
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string function_name(const std::string& layer) {
+  std::string f = "ct_conv_" + layer;
+  for (auto& ch : f)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return f;
+}
+
+// Pins the calling thread for a scope and restores its mask afterwards, so
+// a later tune (--network) compiles on every core again.
+class Pinned {
+ public:
+  explicit Pinned(int cpu) {
+    CPU_ZERO(&saved_);
+    restore_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;
+    pin_to_cpu(cpu);
+  }
+  ~Pinned() {
+    if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+
+ private:
+  cpu_set_t saved_;
+  bool restore_ = false;
+};
+
+// The best correct candidate of the layer's log.
+Record best_from_log(const std::string& path, const Shape& shape, int64_t* trials) {
+  std::vector<Record> recs = read_records(path);
+  if (recs.empty())
+    throw Error(fmt::format("no tuning log '{}' for {}; tune the layer first (convtune tune) or pass --trials N",
+                            path, layer_id(shape)));
+  Record best;
+  bool have = false;
+  for (const auto& r : recs) {
+    if (r.shape != shape.to_string())
+      throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", path, r.shape,
+                              shape.to_string()));
+    if (r.status == "ok" && (!have || r.gflops > best.gflops)) {
+      best = r;
+      have = true;
+    }
+  }
+  if (!have)
+    throw Error(fmt::format("log '{}' holds no correct candidate among {}; tune more (--trials N --resume)", path,
+                            recs.size()));
+  *trials = int64_t(recs.size());
+  return best;
+}
+
+// Test hook: CONVTUNE_BENCH_FAULT=wrong spoils one output element of
+// convtune's kernel, so tests can see the agreement check catch it.
+void inject_bench_fault(std::string* src) {
+  const char* env = std::getenv("CONVTUNE_BENCH_FAULT");
+  if (!env || std::string(env) != "wrong") return;
+  src->insert(src->rfind("}\n"), "  output[0] += 1.0f;\n");
+}
+
+void note(bool quiet, const std::string& text) {
+  if (!quiet) std::fprintf(stderr, "convtune: %s\n", text.c_str());
+}
+
+}  // namespace
+
+const BenchEntry* BenchResult::find(const std::string& name) const {
+  for (const auto& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
+                         const std::string& fix, double* max_error) {
+  double worst = 0;
+  size_t bad = p.check_index.size();
+  for (size_t i = 0; i < p.check_index.size(); ++i) {
+    double err = std::fabs(double(out[size_t(p.check_index[i])]) - p.check_value[i]);
+    if (std::isnan(err)) err = INFINITY;
+    if (err > p.tolerance && (bad == p.check_index.size() || err > worst)) bad = i;
+    if (err > worst) worst = err;
+  }
+  if (max_error) *max_error = worst;
+  if (bad == p.check_index.size()) return "";
+  const Shape& s = p.shape;
+  int64_t idx = p.check_index[bad], k = idx % p.Kp, rest = idx / p.Kp;
+  int64_t w = rest % s.Wo(), h = rest / s.Wo() % s.Ho(), n = rest / s.Wo() / s.Ho();
+  double got = out[size_t(idx)];
+  return fmt::format("{} disagrees with the reference at output (n={},h={},w={},k={}): {:.6g} instead of {:.6g} "
+                     "(tolerance {:.3g}); {}",
+                     who, n, h, w, k, got, p.check_value[bad], p.tolerance, fix);
+}
+
+BenchResult run_bench(const BenchOptions& opt) {
+  const TuneOptions& t = opt.tune;
+  BenchResult res;
+  res.shape = t.shape;
+  res.layer = layer_id(t.shape);
+  if (t.repeat < 1 || t.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
+  Isa isa = load_isa(t.isa);
+  if (!cpu_supports(isa))
+    throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch", isa.name,
+                            fmt::join(isa.cpu_flags, " ")));
+  res.cpu = t.cpu >= 0 ? t.cpu : default_cpu();
+  check_cpu(res.cpu);
+
+  // convtune's kernel: a fresh tune, or the best of the layer's log.
+  if (opt.fresh_tune) {
+    TuneOptions o = t;
+    o.cpu = res.cpu;
+    TuneResult tr = run_tune(o);
+    if (tr.interrupted) throw Error("interrupted while tuning; run bench again with --resume to continue the log");
+    if (!tr.has_best)
+      throw Error(fmt::format("no candidate of {} ran correctly in {} trials; tune more (--trials N --resume)",
+                              res.layer, tr.trials));
+    res.log_path = tr.log_path;
+    res.best = tr.best;
+    res.trials = tr.trials;
+  } else {
+    const std::string out_dir = t.out_dir.empty() ? "convtune-out/" + res.layer : t.out_dir;
+    res.log_path = t.log.empty() ? out_dir + "/log.jsonl" : t.log;
+    res.best = best_from_log(res.log_path, t.shape, &res.trials);
+  }
+  const std::string fn = function_name(res.layer);
+  GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench"});
+  inject_bench_fault(&k.c_source);
+  Compiler cc = Compiler::from_env(isa.cflags);
+  cc.info();
+  WorkDir wd("bench");
+  const std::string src = wd.path() + "/" + fn + ".c", so = wd.path() + "/" + fn + ".so";
+  std::ofstream(src) << k.c_source;
+  CompileResult built = compile_one(cc, {src, so});
+  if (!built.ok)
+    throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
+                            built.log.substr(0, built.log.find('\n'))));
+  res.peak_gflops = measure_peak(isa, build_peak(isa, cc, wd.path()), res.cpu);  // forks: before any library runs
+  res.machine = detect_machine().cpu_model;
+  res.date = utc_now();
+
+  ProblemData data = ProblemData::make(t.shape, isa.lanes, t.check_points, 20221101);
+  DynLib lib(so);
+  using Fn = void (*)(const float*, const float*, float*);
+  auto conv = reinterpret_cast<Fn>(lib.symbol(fn));
+  std::vector<float> out(data.output_size(), std::nanf(""));
+  Pinned pinned(res.cpu);
+
+  BenchEntry ct{"convtune", res.best.config, "", 0, {}, 0};
+  BenchEntry dn{"oneDNN", "", "", 0, {}, 0}, bl{"im2col+OpenBLAS", "", "", 0, {}, 0};
+  std::unique_ptr<Baseline> onednn, blas;
+  try {
+    onednn = make_onednn(data, &dn.missing);
+  } catch (const Error& e) {
+    dn.missing = e.what();
+  }
+  blas = make_im2col_blas(data, &bl.missing);
+  if (onednn) dn.impl = onednn->impl();
+  if (blas) bl.impl = blas->impl();
+
+  // Agreement first: every implementation against the reference points.
+  conv(data.input.data(), data.weights.data(), out.data());
+  std::string err = check_output(data, out, "convtune's kernel",
+                                 fmt::format("re-tune the layer or remove the log '{}'", res.log_path), &ct.max_error);
+  if (err.empty() && onednn) {
+    onednn->run();
+    err = check_output(data, onednn->output(), "oneDNN",
+                       "check the libdnnl installation (ONEDNN_VERBOSE=1 shows what ran)", &dn.max_error);
+  }
+  if (err.empty() && blas) {
+    blas->run();
+    err = check_output(data, blas->output(), "im2col+OpenBLAS",
+                       "check the OpenBLAS installation (OPENBLAS_CORETYPE picks another kernel)", &bl.max_error);
+  }
+  if (!err.empty()) throw Error(err);
+
+  const TimingProtocol protocol{t.min_repeat_ms, t.repeat, 1};
+  auto time = [&](BenchEntry* e, const std::function<void()>& call) {
+    note(t.quiet, fmt::format("bench {}: timing {} on CPU {}", res.layer, e->name, res.cpu));
+    Timing tm = time_calls(call, protocol);
+    e->seconds = tm.median_s;
+    e->samples = tm.samples_s;
+  };
+  time(&ct, [&] { conv(data.input.data(), data.weights.data(), out.data()); });
+  if (onednn) time(&dn, [&] { onednn->run(); });
+  if (blas) time(&bl, [&] { blas->run(); });
+  res.entries = {ct, dn, bl};
+  return res;
+}
+
+}  // namespace convtune

@@ -1,0 +1,84 @@
+// What `convtune bench` prints: a table per layer, or one JSON object.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/bench.h"
+
+namespace convtune {
+
+namespace {
+
+std::string json_key(const std::string& name) {
+  if (name == "oneDNN") return "onednn";
+  if (name == "im2col+OpenBLAS") return "im2col_blas";
+  return name;
+}
+
+// convtune's GFLOP/s over oneDNN's; 0 when either did not run.
+double ratio(const BenchResult& r) {
+  const BenchEntry *c = r.find("convtune"), *d = r.find("oneDNN");
+  return c && d && c->ran() && d->ran() && c->seconds > 0 ? d->seconds / c->seconds : 0;
+}
+
+}  // namespace
+
+std::string bench_summary(const BenchResult& r) {
+  const double nominal = r.shape.flops(), real = r.shape.real_flops();
+  std::string o = fmt::format("bench: {} ({}) on CPU {}, peak {:.1f} GFLOP/s measured now; {}, {}\n", r.layer,
+                              r.shape.to_string(), r.cpu, r.peak_gflops, r.machine, r.date);
+  o += fmt::format("work: {:.1f} MFLOP nominal, {:.1f} MFLOP of real multiply-adds ({:.1f}%; the rest land on zero "
+                   "padding)\n",
+                   nominal * 1e-6, real * 1e-6, 100 * real / nominal);
+  o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11}  {}\n", "implementation", "time ms", "GFLOP/s", "% peak",
+                   "real GFLOP/s", "real % peak", "what ran");
+  for (const auto& e : r.entries) {
+    if (!e.ran()) {
+      o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11}  missing: {}\n", e.name, "-", "-", "-", "-", "-",
+                       e.missing);
+      continue;
+    }
+    const double g = nominal / e.seconds * 1e-9, rg = real / e.seconds * 1e-9;
+    std::string what = e.name == "convtune" ? fmt::format("best of {} in the log", r.trials) : e.impl;
+    o += fmt::format("{:<16} {:>9.3f} {:>9.1f} {:>7.1f}  {:>12.1f} {:>11.1f}  {}\n", e.name, e.seconds * 1e3, g,
+                     100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, what);
+  }
+  if (double q = ratio(r)) o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's)\n", q);
+  o += fmt::format("convtune kernel: {}\n", r.best.config);
+  o += fmt::format("log: {}\n", r.log_path);
+  return o;
+}
+
+std::string bench_json(const BenchResult& r) {
+  nlohmann::json j;
+  j["layer"] = r.layer;
+  j["shape"] = r.shape.to_string();
+  j["cpu"] = r.cpu;
+  j["peak_gflops"] = r.peak_gflops;
+  j["machine"] = r.machine;
+  j["date"] = r.date;
+  j["flops"] = r.shape.flops();
+  j["real_flops"] = r.shape.real_flops();
+  j["log"] = r.log_path;
+  j["trials"] = r.trials;
+  j["config"] = r.best.config;
+  j["log_gflops"] = r.best.gflops;
+  for (const auto& e : r.entries) {
+    nlohmann::json x;
+    if (!e.ran()) {
+      x["missing"] = e.missing;
+    } else {
+      const double g = r.shape.flops() / e.seconds * 1e-9, rg = r.shape.real_flops() / e.seconds * 1e-9;
+      x = {{"impl", e.impl},          {"seconds", e.seconds},
+           {"samples", e.samples},    {"gflops", g},
+           {"percent_peak", 100 * g / r.peak_gflops},
+           {"real_gflops", rg},       {"real_percent_peak", 100 * rg / r.peak_gflops},
+           {"max_error", e.max_error}};
+    }
+    j[json_key(e.name)] = x;
+  }
+  double q = ratio(r);
+  j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace convtune

@@ -1,0 +1,80 @@
+// `convtune bench`: one layer (--layer, --shape) or a whole network (--network).
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "convtune/bench.h"
+#include "convtune/error.h"
+#include "convtune/search.h"
+
+namespace convtune::cli {
+
+namespace {
+
+struct BenchArgs {
+  BenchOptions opt;
+  std::string layer, network, shape, table;
+  bool json = false;
+};
+
+std::vector<Shape> shapes_of(const BenchArgs& a) {
+  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty();
+  if (given != 1)
+    throw Error("give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"");
+  if (!a.layer.empty()) return {zoo_layer(a.layer)};
+  if (!a.shape.empty()) return {parse_shape(a.shape)};
+  return zoo_network(a.network).layers;
+}
+
+}  // namespace
+
+Runner setup_bench(CLI::App* sub) {
+  auto a = std::make_shared<BenchArgs>();
+  TuneOptions& o = a->opt.tune;
+  sub->add_option("--layer", a->layer, "a zoo layer, e.g. resnet18-12 (see 'convtune layers')");
+  sub->add_option("--network", a->network, "every layer of a zoo network in turn: resnet18, yolo9000");
+  sub->add_option("--shape", a->shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional)");
+  sub->add_option("--trials", o.trials, "tune now with this many candidates instead of reading the log");
+  sub->add_option("--search", o.search, "search strategy of that tune: " +
+                                            fmt::format("{}", fmt::join(strategy_names(), ", ")))
+      ->capture_default_str();
+  sub->add_option("--seed", o.seed, "random seed of that tune")->capture_default_str();
+  sub->add_flag("--resume", o.resume, "with --trials: continue an existing log");
+  sub->add_option("--arch", o.isa, "instruction set")->capture_default_str();
+  sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
+  sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)");
+  sub->add_option("-j,--jobs", o.jobs, "parallel compilations while tuning (default: the cores but one)");
+  sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
+      ->capture_default_str();
+  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str();
+  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run while tuning")->capture_default_str();
+  sub->add_option("--check-points", o.check_points, "output elements checked against the reference (0: all)")
+      ->capture_default_str();
+  sub->add_option("--out", o.out_dir, "the layer's tuning directory (default: convtune-out/<layer>)");
+  sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
+  sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_flag("-q,--quiet", o.quiet, "no progress output");
+  return [a, sub] {
+    std::vector<Shape> shapes = shapes_of(*a);
+    if (shapes.size() > 1 && !a->opt.tune.log.empty())
+      throw Error("--log names one file; with --network each layer keeps its own log under --out");
+    a->opt.fresh_tune = sub->count("--trials") > 0;
+    if (!a->table.empty()) a->opt.tune.table = a->table;
+    bool told = false;
+    for (const Shape& s : shapes) {
+      BenchOptions b = a->opt;
+      b.tune.shape = s;
+      if (shapes.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/" + layer_id(s);
+      BenchResult r = run_bench(b);
+      for (const auto& e : r.entries)
+        if (!e.ran() && !told) std::fprintf(stderr, "convtune: note: %s\n", e.missing.c_str());
+      told = true;  // once per run, not per layer
+      std::fputs((a->json ? bench_json(r) : bench_summary(r)).c_str(), stdout);
+      std::fflush(stdout);
+    }
+    return 0;
+  };
+}
+
+}  // namespace convtune::cli

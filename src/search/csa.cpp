@@ -1,0 +1,220 @@
+// 001 §4.1: SConv's Convolution Slicing Analysis, mapped into our space.
+// A CSA tile is what one microkernel call covers (N_win = w*h output
+// windows, N_f = k*lanes filters) over N_c channels and the full R x S
+// filter. N_c, K2 and K3 come from the L1/L2/L3 capacity constraints
+// (Eq. 1-5); input- or weight-stationary from the cost model (Eq. 6-14).
+// Our space has no partial tiles (000 §3.2), so every count is the largest
+// *divisor* that fits, not the largest value plus "extra" tiles.
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "convtune/error.h"
+#include "convtune/search.h"
+
+namespace convtune {
+
+namespace {
+
+constexpr double kAlpha = 0.8, kBeta = 0.8, kGamma = 0.8;  // 001 Eq. 2, 4, 5 (the values)
+constexpr double kLine = 64;                               // cache line (bytes)
+constexpr double kCostL2 = 10, kCostL3 = 30, kCostDram = 300;  // cycles, SConv CSA.cpp defaults
+constexpr double kDt = 4;                                  // float32
+
+std::vector<int64_t> divisors_desc(int64_t n) {
+  std::vector<int64_t> lo, hi;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      lo.push_back(i);
+      if (i != n / i) hi.push_back(n / i);
+    }
+  hi.insert(hi.end(), lo.rbegin(), lo.rend());
+  return hi;
+}
+
+// The largest divisor of n for which fits() holds, else 1.
+template <typename F>
+int64_t largest(int64_t n, F fits) {
+  for (int64_t d : divisors_desc(n))
+    if (fits(d)) return d;
+  return 1;
+}
+
+struct Schedule {
+  bool input_stationary = true;
+  int64_t k2 = 1, k3 = 1;
+  double cost = 0;
+};
+
+struct Plan {
+  size_t choice = 0;
+  int64_t nc = 1, nwin = 1, nf = 1, n_in = 1, n_fs = 1;
+  double in = 0, fs = 0, out = 0;
+  bool l1_fits = true;
+  Schedule is, ws;
+  const Schedule& best() const { return ws.cost < is.cost ? ws : is; }
+};
+
+// Eq. 4-5 and 6-14 for one schedule. X is the stationary tile (IN for IS),
+// Y the streamed one; the WS equations swap the two (001 §4.1.1).
+Schedule schedule(bool is, const Plan& p, int64_t channel_sets, double l2, double l3) {
+  Schedule s;
+  s.input_stationary = is;
+  const double sx = is ? p.in : p.fs, sy = is ? p.fs : p.in;
+  const int64_t nx = is ? p.n_in : p.n_fs, ny = is ? p.n_fs : p.n_in;
+  s.k2 = largest(ny, [&](int64_t k2) { return sx + double(k2) * (sy + p.out) <= l2 * kBeta; });  // Eq. 4
+  s.k3 = largest(nx, [&](int64_t k3) {
+    return double(k3) * sx + double(s.k2) * sy + double(s.k2 * k3) * p.out <= l3 * kGamma;  // Eq. 5
+  });
+  const double sets = double(channel_sets);
+  const double dram1 = sets * (double(p.n_in) * p.in + double(p.n_fs) * p.fs) / kLine;              // Eq. 8
+  const double y_fitmin = std::min(double(ny) / double(s.k2) - 1, 1.0);                              // Eq. 9
+  const double x_fit = double(nx) / double(s.k3) - 1;                                                // Eq. 10
+  const double dram2 = sets * y_fitmin * x_fit * double(ny) * sy / kLine;                            // Eq. 11
+  const double y_fit = double(ny) / double(s.k2) - 1;                                                // Eq. 12
+  const double l3_loads = sets * y_fit * double(nx) * sx / kLine;                                    // Eq. 13
+  const double l2_loads = sets * double(nx - 1) * double(ny) * sy / kLine;                           // Eq. 14
+  s.cost = kCostDram * (dram1 + dram2) + kCostL3 * l3_loads + kCostL2 * l2_loads;                    // Eq. 6, 7
+  return s;
+}
+
+Spec tile(Dim d, int64_t f) {
+  Spec s;
+  s.kind = SpecKind::T;
+  s.dim = d;
+  s.factor = f;
+  return s;
+}
+
+}  // namespace
+
+CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
+  if (space.choices.empty()) throw Error("the search space has no microkernel choice");
+  const Shape& sh = space.shape;
+  const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
+  const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
+  const double l3 = double(opt.l3_bytes > 0 ? opt.l3_bytes : 4 << 20);
+  const double rs = double(sh.R * sh.S);
+
+  std::vector<Plan> plans;
+  for (size_t i = 0; i < space.choices.size(); ++i) {
+    const UkChoice& ch = space.choices[i];
+    Plan p;
+    p.choice = i;
+    p.nwin = ch.uk.w * ch.h_extent();  // windows of one microkernel call (a pair acts as one)
+    p.nf = ch.uk.k * space.lanes;
+    p.n_in = space.remaining(ch, Dim::h) * space.remaining(ch, Dim::w);  // Eq. 3 (per image)
+    p.n_fs = space.remaining(ch, Dim::k);
+    auto bytes = [&](int64_t nc) {  // Eq. 1
+      return std::make_tuple(double(p.nwin * nc) * rs * kDt, double(p.nf * nc) * rs * kDt, double(p.nwin * p.nf) * kDt);
+    };
+    const int64_t reuse = largest(space.remaining(ch, Dim::c), [&](int64_t r) {  // Eq. 2, N_c as large as fits
+      auto [in, fs, out] = bytes(r * ch.uk.c);
+      return in + fs + out <= l1 * kAlpha;
+    });
+    p.nc = reuse * ch.uk.c;
+    std::tie(p.in, p.fs, p.out) = bytes(p.nc);
+    p.l1_fits = p.in + p.fs + p.out <= l1 * kAlpha;
+    p.is = schedule(true, p, sh.C / p.nc, l2, l3);
+    p.ws = schedule(false, p, sh.C / p.nc, l2, l3);
+    plans.push_back(p);
+  }
+  // CSA takes the microkernel as given (001 §4.1, §5); here every choice is a
+  // fast one (000 §4.1). The cost model leaves out the output reloads that a
+  // small N_c brings, so it cannot rank microkernels: take one whose tiles
+  // fit L1 (Eq. 2), a single microkernel before a pair (000 §4.2), the
+  // largest register tile (most reuse), then the lowest cost.
+  auto key = [&](const Plan& x) {
+    const UkChoice& c = space.choices[x.choice];
+    return std::make_tuple(!x.l1_fits, c.pair, -int64_t(c.uk.w) * std::max(c.uk.h, c.pair ? c.uk2.h : 0) * c.uk.k,
+                           x.best().cost, x.choice);
+  };
+  const Plan& p = *std::min_element(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) { return key(a) < key(b); });
+  const UkChoice& ch = space.choices[p.choice];
+  const Schedule& s = p.best();
+
+  // 001 §4.2 Fig. 5 loop nest (IS): channel sets; sets of K3 IN tiles; sets
+  // of K2 FS tiles; the K3 IN tiles; the K2 FS tiles; then the full filter.
+  // WS swaps IN and FS. IN tiles split over w first (kw | Wo/w), the rest on h.
+  const int64_t hq = space.remaining(ch, Dim::h), wq = space.remaining(ch, Dim::w);
+  const int64_t in_inner = s.input_stationary ? s.k3 : s.k2, fs_inner = s.input_stationary ? s.k2 : s.k3;
+  const int64_t kw = std::gcd(in_inner, wq), kh = in_inner / kw;
+  std::vector<Spec> in_outer{tile(Dim::h, hq / kh), tile(Dim::w, wq / kw)}, in_in{tile(Dim::h, kh), tile(Dim::w, kw)};
+  std::vector<Spec> fs_outer{tile(Dim::k, p.n_fs / fs_inner)}, fs_in{tile(Dim::k, fs_inner)};
+  std::vector<Spec> nest{tile(Dim::n, sh.N), tile(Dim::c, sh.C / p.nc)};
+  for (const auto* part : s.input_stationary ? std::vector<const std::vector<Spec>*>{&in_outer, &fs_outer, &in_in, &fs_in}
+                                             : std::vector<const std::vector<Spec>*>{&fs_outer, &in_outer, &fs_in, &in_in})
+    nest.insert(nest.end(), part->begin(), part->end());
+  nest.push_back(tile(Dim::r, space.remaining(ch, Dim::r)));
+  nest.push_back(tile(Dim::s, space.remaining(ch, Dim::s)));
+  Config c;
+  for (const Spec& t : nest)
+    if (t.factor > 1) c.specs.push_back(t);
+  if (ch.pair) {  // the pair acts as one microkernel of h_extent rows
+    Spec l;
+    l.kind = SpecKind::Lseq;
+    l.dim = Dim::h;
+    l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
+    c.specs.push_back(l);
+  }
+  for (const Spec& t : microkernel_specs(ch, p.nc / ch.uk.c)) c.specs.push_back(t);
+  validate_config(c, sh, space.lanes);
+
+  nlohmann::json info;
+  info["l1d_bytes"] = int64_t(l1);
+  info["l2_bytes"] = int64_t(l2);
+  info["l3_bytes"] = int64_t(l3);
+  info["caches"] = opt.l1d_bytes > 0 && opt.l2_bytes > 0 && opt.l3_bytes > 0
+                       ? "machine (sysfs)"
+                       : "some unknown; assumed 32 KiB L1, 1 MiB L2, 4 MiB L3 for those";
+  info["alpha"] = kAlpha;
+  info["beta"] = kBeta;
+  info["gamma"] = kGamma;
+  info["choice"] = ch.text();
+  info["schedule"] = s.input_stationary ? "input-stationary" : "weight-stationary";
+  info["N_win"] = p.nwin;
+  info["N_f"] = p.nf;
+  info["N_c"] = p.nc;
+  info["in_tiles"] = p.n_in;
+  info["fs_tiles"] = p.n_fs;
+  info["K2"] = s.k2;
+  info["K3"] = s.k3;
+  info["tile_bytes"] = {{"in", p.in}, {"fs", p.fs}, {"out", p.out}};
+  info["l1_fits"] = p.l1_fits;
+  info["cost_is"] = p.is.cost;
+  info["cost_ws"] = p.ws.cost;
+  return {c, info};
+}
+
+namespace {
+
+// `--search csa`: the one CSA configuration, measured once.
+class CsaSearch : public SearchStrategy {
+ public:
+  CsaSearch(const Space& space, const SearchOptions& opt) : plan_(csa_plan(space, opt)) {}
+  std::string name() const override { return "csa"; }
+  std::vector<Config> propose(size_t n) override {
+    if (done_ || n == 0) return {};
+    done_ = true;
+    if (seen_.count(to_string(plan_.config))) return {};
+    return {plan_.config};
+  }
+  void observe(const Config& c, const Observation&) override { seen_.insert(to_string(c)); }
+  nlohmann::json info() const override { return {{"csa", plan_.info}}; }
+
+ private:
+  CsaPlan plan_;
+  bool done_ = false;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_csa_search(const Space& space, uint64_t, const SearchOptions& opt) {
+  return std::make_unique<CsaSearch>(space, opt);
+}
+
+}  // namespace convtune

@@ -1,0 +1,102 @@
+#include "local_search.h"
+
+#include <algorithm>
+
+namespace convtune {
+
+std::vector<Config> LocalSearch::propose(size_t n) {
+  if (!started_) start();
+  std::vector<Config> out;
+  while (out.size() < n) {
+    if (!queue_.empty()) {
+      Entry e = queue_.front();
+      queue_.pop_front();
+      const std::string t = text(e.point);
+      if (!seen_.insert(t).second) continue;
+      pending_.insert(t);
+      batch_[t] = e;
+      out.push_back(view_.to_config(e.point));
+    } else if (!filled_) {
+      filled_ = true;
+      fill(n - out.size());
+    } else if (!out.empty() || !pending_.empty()) {
+      break;  // decide after this batch
+    } else if (!restart()) {
+      break;  // nothing unmeasured found: the space is exhausted
+    }
+  }
+  return out;
+}
+
+void LocalSearch::observe(const Config& c, const Observation& o) {
+  const std::string t = to_string(c);
+  seen_.insert(t);
+  results_[t] = o;
+  if (pending_.erase(t) && pending_.empty()) decide();
+}
+
+void LocalSearch::move_to(const Point& p, std::optional<Move> m) {
+  current_ = p;
+  current_text_ = text(p);
+  current_measured_ = results_.count(current_text_) > 0;
+  last_move_ = m;
+  filled_ = false;
+  queue_.clear();
+  if (!current_measured_) queue_.push_back({p, std::nullopt});
+  std::vector<Neighbor> nb = view_.neighbors(p, rng_);
+  std::shuffle(nb.begin(), nb.end(), rng_);
+  for (const Neighbor& x : nb) queue_.push_back({x.point, x.move});
+}
+
+void LocalSearch::start() {
+  started_ = true;
+  const Observation* best = nullptr;
+  std::optional<Point> at;
+  for (const auto& [t, o] : results_) {
+    if (!o.ok || (best && o.gflops <= best->gflops)) continue;
+    if (auto p = view_.from_config(parse_config(t))) {
+      best = &o;
+      at = p;
+    }
+  }
+  if (!at) at = view_.from_config(csa_.config);
+  auto known = at ? results_.find(text(*at)) : results_.end();
+  if (!at || (known != results_.end() && !known->second.ok)) {
+    restart();
+    return;
+  }
+  move_to(*at, std::nullopt);
+}
+
+bool LocalSearch::restart() {
+  for (int tries = 0; tries < 2000; ++tries) {
+    Point p = view_.random_point(rng_);
+    if (seen_.count(text(p))) continue;
+    ++restarts_;
+    move_to(p, std::nullopt);
+    return true;
+  }
+  return false;
+}
+
+void LocalSearch::decide() {
+  std::map<std::string, Entry> batch;
+  batch.swap(batch_);
+  current_measured_ = results_.count(current_text_) > 0;
+  const Observation* best = nullptr;
+  const Entry* best_entry = nullptr;
+  for (const auto& [t, e] : batch) {
+    const Observation& o = results_[t];
+    if (t == current_text_ || !o.ok || (best && o.gflops <= best->gflops)) continue;
+    best = &o;
+    best_entry = &e;
+  }
+  if (!best) return;
+  auto cur = results_.find(current_text_);
+  if (cur == results_.end() || !cur->second.ok || accept(*best, cur->second)) {
+    ++moves_;
+    move_to(best_entry->point, best_entry->move);
+  }
+}
+
+}  // namespace convtune

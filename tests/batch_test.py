@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""ctest: bench/batch.py end to end on a two-layer network with a few trials
+and fast timing, resumed once, then the figures from its outputs.
+usage: tests/batch_test.py CONVTUNE_BINARY   (exit 77 = skipped)
+"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHAPES = "K=32,C=16,H=8,R=3;K=16,C=8,H=6,R=1"
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"batch_test: FAILED: {what}")
+
+
+def run(args):
+    p = subprocess.run([sys.executable] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"{' '.join(args[:2])} exited {p.returncode}:\n{p.stderr}")
+    return p.stdout
+
+
+def main():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("batch_test: skipped: python3-matplotlib is missing (sudo apt-get install python3-matplotlib)")
+        return 77
+    convtune = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="convtune-batch-") as out:
+        batch = [os.path.join(ROOT, "bench", "batch.py"), "--shapes", SHAPES, "--name", "tiny", "--out", out,
+                 "--convtune", convtune, "--min-repeat-ms", "2", "--repeat", "1",
+                 "--tune-args", "--table " + os.path.join(ROOT, "configs", "tables", "avx512.json")]
+        run(batch + ["--trials", "2"])
+        bench0 = os.path.join(out, "bench", "tiny-0.json")
+        first = os.path.getmtime(bench0)
+        # Resumed with one more trial: the logs grow, so both layers are benched again.
+        run(batch + ["--trials", "3", "--resume"])
+        check(os.path.getmtime(bench0) > first, "the grown log was not benched again")
+        with open(os.path.join(out, "tiny.csv")) as f:
+            rows = list(csv.DictReader(f))
+        check([r["layer"] for r in rows] == ["tiny-0", "tiny-1"], f"layers {[r['layer'] for r in rows]}")
+        for r in rows:
+            check(r["trials"] == "3", f"{r['layer']}: trials {r['trials']}")
+            for col in ("best20_pct", "bestN_log_pct", "convtune_pct", "convtune_ms", "peak_gflops", "mflop"):
+                check(float(r[col]) > 0, f"{r['layer']}: {col} = {r[col]}")
+            check(r["onednn_impl"] and r["blas_impl"], f"{r['layer']}: baseline names missing")
+            check(r["onednn_impl"] == "missing" or float(r["ratio_convtune_onednn"]) > 0, "ratio")
+        check(rows[0]["K"] == "32" and rows[1]["R"] == "1", "shape columns")
+        check(float(rows[0]["real_frac"]) < 1 and float(rows[1]["real_frac"]) == 1, "real MAC fraction")
+        with open(os.path.join(out, "tiny.md")) as f:
+            md = f.read()
+        for text in ("### tiny", "| tiny-0 | 32,16,8,3,1,1 |", "| tiny-1 | 16,8,6,1,1,0 |", "FLOP-weighted average",
+                     "geomean", "convtune best of N (N=3)"):
+            check(text in md, f"Markdown lacks {text!r}:\n{md}")
+        # Each figure from one command.
+        for args in (["fig9", os.path.join(out, "tiny.csv")], ["fig10", os.path.join(out, "tune", "tiny-0")],
+                     ["fig11", os.path.join(out, "tune")]):
+            png = os.path.join(out, args[0] + ".png")
+            run([os.path.join(ROOT, "bench", "figures.py")] + args + ["-o", png])
+            check(os.path.getsize(png) > 1000, f"{png} is empty")
+    print("batch_test: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

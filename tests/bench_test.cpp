@@ -1,0 +1,158 @@
+// convtune bench: the agreement check catches a wrong kernel with one exact
+// error line, the baselines compute the reference convolution, and the CLI
+// reports what it timed.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/baseline.h"
+#include "convtune/bench.h"
+#include "convtune/shape.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+const std::string kTable = std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json";
+const std::string kShape = "K=32,C=16,H=8,R=3";
+const std::string kFast = " --min-repeat-ms 1 --repeat 1 -q";
+
+// The reference output at every element (check_points 0 checks them all).
+std::vector<float> reference_output(const ProblemData& p) {
+  std::vector<float> out(p.output_size());
+  for (size_t i = 0; i < p.check_index.size(); ++i) out[size_t(p.check_index[i])] = float(p.check_value[i]);
+  return out;
+}
+
+TEST(Bench, AgreementCheckNamesTheWrongElement) {
+  ProblemData p = ProblemData::make(parse_shape("K=20,C=8,H=6,R=3"), 16, 0, 3);
+  std::vector<float> out = reference_output(p);
+  double err = -1;
+  EXPECT_EQ(check_output(p, out, "convtune's kernel", "fix it", &err), "");
+  EXPECT_LT(err, p.tolerance);
+  // Spoil (n=0, h=1, w=2, k=3): index ((h * Wo) + w) * Kp + k with Kp = 32.
+  const size_t at = size_t((1 * 6 + 2) * 32 + 3);
+  const double want = double(out[at]);
+  out[at] += 0.5f;
+  EXPECT_EQ(check_output(p, out, "convtune's kernel", "fix it"),
+            fmt::format("convtune's kernel disagrees with the reference at output (n=0,h=1,w=2,k=3): {:.6g} "
+                        "instead of {:.6g} (tolerance {:.3g}); fix it",
+                        double(out[at]), p.check_value[at], p.tolerance));
+  EXPECT_NEAR(p.check_value[at], want, 1e-5);
+  // A skipped element (NaN) is caught too.
+  out[at] = std::nanf("");
+  EXPECT_NE(check_output(p, out, "x", "y").find("(n=0,h=1,w=2,k=3): nan instead of"), std::string::npos);
+}
+
+// Padding, stride 2, the 1x1 path that skips im2col, and K padded to Kp.
+TEST(Bench, BaselinesComputeTheReference) {
+  for (const char* shape : {"K=20,C=8,H=9,R=3", "K=32,C=3,H=15,R=7,stride=2,pad=3", "K=16,C=24,H=5,R=1",
+                            "K=48,C=16,H=10,R=1,stride=2", "N=2,K=16,C=4,H=6,W=7,R=3,S=1"}) {
+    ProblemData p = ProblemData::make(parse_shape(shape), 16, 0, 7);
+    std::string missing_dnn, missing_blas;
+    auto dnn = make_onednn(p, &missing_dnn);
+    auto blas = make_im2col_blas(p, &missing_blas);
+    for (Baseline* b : {dnn.get(), blas.get()}) {
+      if (!b) continue;
+      b->run();
+      EXPECT_EQ(check_output(p, b->output(), b->impl(), "-"), "") << shape;
+      EXPECT_FALSE(b->impl().empty());
+    }
+    if (!dnn) {
+      EXPECT_NE(missing_dnn.find("apt-get install libdnnl-dev"), std::string::npos);
+    }
+    if (!blas) {
+      EXPECT_NE(missing_blas.find("apt-get install libopenblas-dev"), std::string::npos);
+    }
+  }
+}
+
+TEST(Bench, WrongKernelStopsTheComparison) {
+  test::TempDir td;
+  auto r = run_cli("tune --shape " + kShape + kFast + " --trials 2 --no-onednn --table " + kTable + " --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("bench --shape " + kShape + kFast + " --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string cmd = "env CONVTUNE_BENCH_FAULT=wrong " + std::string(CONVTUNE_BIN) + " bench --shape " + kShape + kFast +
+                    " --out " + td.path() + " > " + td.file("out") + " 2> " + td.file("err");
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string err = test::read_file(td.file("err"));
+  const std::string head = "convtune: error: convtune's kernel disagrees with the reference at output (n=0,h=0,w=0,k=0): ";
+  const std::string tail = "; re-tune the layer or remove the log '" + td.file("log.jsonl") + "'\n";
+  EXPECT_EQ(err.rfind(head, 0), 0u) << err;
+  ASSERT_GE(err.size(), tail.size());
+  EXPECT_EQ(err.substr(err.size() - tail.size()), tail) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
+  EXPECT_EQ(test::read_file(td.file("out")), "");  // nothing timed, nothing printed
+}
+
+TEST(Bench, ErrorLines) {
+  test::TempDir td;
+  auto r = run_cli("bench --shape " + kShape + kFast + " --out " + td.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: no tuning log '" + td.file("log.jsonl") +
+                       "' for N1_K32_C16_H8_W8_R3_S3_st1_p1; tune the layer first (convtune tune) or pass --trials N\n");
+  r = run_cli("bench --layer resnet18-12 --shape " + kShape);
+  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"\n");
+  test::write_file(td.file("other.jsonl"), "");
+  r = run_cli("tune --shape K=16,C=16,H=8,R=3" + kFast + " --trials 1 --no-onednn --table " + kTable + " --log " +
+              td.file("other.jsonl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("bench --shape " + kShape + kFast + " --log " + td.file("other.jsonl"));
+  EXPECT_EQ(r.err, "convtune: error: log '" + td.file("other.jsonl") +
+                       "' is for shape N=1,K=16,C=16,H=8,W=8,R=3,S=3,stride=1,pad=1, not "
+                       "N=1,K=32,C=16,H=8,W=8,R=3,S=3,stride=1,pad=1; use another --log\n");
+}
+
+// A fresh tune (--trials) then the three timings, as JSON.
+TEST(Bench, JsonReportsAllThreeAndTheRealWork) {
+  test::TempDir td;
+  auto r = run_cli("bench --shape " + kShape + kFast + " --trials 2 --table " + kTable + " --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"layer", "shape", "cpu", "peak_gflops", "machine", "date", "flops", "real_flops", "trials",
+                          "config", "convtune", "onednn", "im2col_blas", "ratio_convtune_onednn"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["trials"], 2);
+  EXPECT_LT(j["real_flops"].get<double>(), j["flops"].get<double>());  // 3x3 with padding
+  EXPECT_GT(j["convtune"]["gflops"].get<double>(), 0);
+  for (const char* lib : {"onednn", "im2col_blas"}) {
+    if (j[lib].contains("missing")) {
+      EXPECT_NE(r.err.find(j[lib]["missing"].get<std::string>()), std::string::npos) << r.err;
+      continue;
+    }
+    EXPECT_GT(j[lib]["seconds"].get<double>(), 0) << lib;
+    EXPECT_FALSE(j[lib]["impl"].get<std::string>().empty()) << lib;
+  }
+  if (!j["onednn"].contains("missing")) {
+    EXPECT_NEAR(j["ratio_convtune_onednn"].get<double>(),
+                j["convtune"]["gflops"].get<double>() / j["onednn"]["gflops"].get<double>(), 1e-9);
+  }
+}
+
+TEST(Bench, TuneEndsWithTheOnednnComparison) {
+  test::TempDir td;
+  auto r = run_cli("tune --shape " + kShape + kFast + " --trials 2 --table " + kTable + " --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("onednn"));
+  if (onednn_missing().empty()) {
+    for (const char* key : {"gflops", "impl", "ratio"}) EXPECT_TRUE(j["onednn"].contains(key)) << key;
+    EXPECT_NEAR(j["onednn"]["ratio"].get<double>(), j["best"]["gflops"].get<double>() / j["onednn"]["gflops"].get<double>(),
+                1e-9);
+  } else {
+    EXPECT_TRUE(j["onednn"].is_null());
+  }
+  r = run_cli("tune --shape " + kShape + kFast + " --trials 3 --resume --table " + kTable + " --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (onednn_missing().empty()) {
+    EXPECT_NE(r.out.find("\noneDNN: "), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace convtune

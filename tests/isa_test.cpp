@@ -1,0 +1,96 @@
+// More ISAs from the same generator (issue 6): AVX2's space scaled to 16
+// registers, NEON's as in 000 §4.1, the default --arch, and generated AVX2
+// convolutions equal to the reference at every output element.
+#include <gtest/gtest.h>
+
+#include "convtune/codegen.h"
+#include "convtune/compiler.h"
+#include "convtune/isa.h"
+#include "convtune/machine.h"
+#include "convtune/runner.h"
+#include "convtune/ukernel.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+TEST(IsaSpace, Avx2ScaledTo16Registers) {
+  Isa isa = load_isa("avx2");
+  EXPECT_EQ(isa.lanes, 8);
+  EXPECT_EQ(isa.vector_registers, 16);
+  auto all = enumerate_ukernels(isa);
+  EXPECT_EQ(all.size(), 500u);  // 7 <= w*h*k <= 14, 8 <= total <= 18 (CONTRACT.md)
+  for (const auto& u : all) {
+    EXPECT_GE(u.out_regs(), 7);
+    EXPECT_LE(u.out_regs(), 14);
+    EXPECT_GE(u.out_regs() + u.weight_regs(), 8);
+    EXPECT_LE(u.out_regs() + u.weight_regs(), 18);
+  }
+  EXPECT_TRUE(ukernel_admitted(isa, UkSizes{2, 1, 6, 1, 1, 1}));    // BLIS's AVX2 6x16 sgemm kernel
+  EXPECT_FALSE(ukernel_admitted(isa, UkSizes{2, 1, 12, 1, 1, 1}));  // 24 accumulators would spill
+  EXPECT_FALSE(ukernel_admitted(isa, UkSizes{1, 1, 3, 1, 3, 3}));   // 3 accumulators: too little ILP
+}
+
+TEST(IsaSpace, NeonHasTheBoundsOf32Registers) {
+  Isa neon = load_isa("neon");
+  EXPECT_EQ(neon.lanes, 4);
+  EXPECT_EQ(neon.vector_registers, 32);
+  EXPECT_EQ(enumerate_ukernels(neon), enumerate_ukernels(load_isa("avx512")));
+  EXPECT_EQ(Isa::expand(neon.fma, {{"a", "x"}, {"b", "w"}, {"acc", "o"}}), "vfmaq_f32(o, x, w)");
+  EXPECT_EQ(neon.arch, "aarch64");
+  EXPECT_EQ(neon.emulation.qemu, "qemu-aarch64");
+}
+
+TEST(Isa, DefaultIsTheBestThisCpuRuns) {
+  const std::string best = best_isa();
+  EXPECT_TRUE(cpu_supports(load_isa(best)));
+  for (const auto& n : known_isas()) {
+    if (n == best) break;
+    EXPECT_FALSE(cpu_supports(load_isa(n))) << n << " is better than " << best << " and supported";
+  }
+  for (const auto& n : known_isas())  // another architecture's ISA never runs natively
+    if (load_isa(n).arch != host_arch()) EXPECT_FALSE(cpu_supports(load_isa(n))) << n;
+}
+
+TEST(Isa, CommandsSayWhichArchTheyChose) {
+  auto r = test::run_cli("table");
+  EXPECT_EQ(r.err.rfind("convtune: --arch not given; using " + best_isa() + ", the best ISA this CPU supports\n", 0),
+            0u)
+      << r.err;
+}
+
+struct Case {
+  const char* shape;
+  const char* config;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
+
+class ConvAvx2 : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConvAvx2, EqualsReferenceEverywhere) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  Shape shape = parse_shape(GetParam().shape);
+  GeneratedKernel k = generate_conv(isa, {shape, parse_config(GetParam().config), "ct_conv", "test"});
+  test::TempDir td;
+  test::write_file(td.file("k.c"), k.c_source);
+  CompileResult cr = compile_one(Compiler::from_env(isa.cflags), {td.file("k.c"), td.file("k.so")});
+  ASSERT_TRUE(cr.ok) << cr.log;
+  ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
+  RunResult r = run_candidate(p, td.file("k.so"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60);
+  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << k.c_source;
+}
+
+// 8-lane vectors: K counts 8 channels per V(k).
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvAvx2,
+    ::testing::Values(Case{"K=16,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
+                      Case{"K=8,C=4,H=17,R=3", "[T(17,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
+                      Case{"K=16,C=4,H=34,R=1",
+                           "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k)]"},
+                      Case{"K=16,C=6,H=9,R=3,stride=2",
+                           "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
+                      Case{"K=10,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"}));  // K padded to 16
+
+}  // namespace
+}  // namespace convtune

@@ -1,0 +1,225 @@
+// NEON from the same generator (issue 6), checked against the reference under
+// qemu-aarch64 when this CPU is not AArch64: microkernels over the size range,
+// whole convolutions (Lseq, stride 2, padded K), and the CLI's --emulate.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "convtune/codegen.h"
+#include "convtune/compiler.h"
+#include "convtune/emulated_runner.h"
+#include "convtune/isa.h"
+#include "convtune/machine.h"
+#include "convtune/profile.h"
+#include "convtune/runner.h"
+#include "convtune/ukernel_codegen.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+// What stops emulation here ("" when nothing), checked once.
+const std::string& missing() {
+  static const std::string m = emulation_missing(load_isa("neon"));
+  return m;
+}
+
+#define SKIP_UNLESS_EMULATION_WORKS()                                                                          \
+  if (!missing().empty())                                                                                     \
+  GTEST_SKIP() << "cannot emulate NEON: " << missing()                                                        \
+               << "; scripts/install-deps.sh installs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user"
+
+EmulatedRunner& runner() {
+  static EmulatedRunner r(load_isa("neon"));
+  return r;
+}
+
+// Odd strides and conv stride 2 every other one, so no index is silently right.
+UkLayout odd_layout(const UkSizes& u, int lanes, size_t i) {
+  UkLayout l;
+  l.stride = 1 + int(i % 2);
+  const int64_t C = 3 * u.c + 1, Kp = int64_t(u.k) * lanes + 8;
+  l.in_pix = C;
+  l.in_row = ((u.w - 1) * l.stride + u.s + 2) * C;
+  l.w_c = Kp;
+  l.w_s = C * Kp;
+  l.w_r = u.s * C * Kp;
+  l.out_pix = Kp + 4;
+  l.out_row = u.w * (Kp + 4) + 12;
+  return l;
+}
+
+// A profile-style unit: the kernels, then ct_profile_fns[] (emulated_driver.c).
+std::string unit_source(const Isa& isa, const std::vector<UkCase>& cases, const std::string& extra = "",
+                        const std::vector<std::string>& extra_fns = {}) {
+  std::string src = "#include <" + isa.header + ">\n" + extra;
+  std::string table;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    src += emit_ukernel(isa, cases[i].u, cases[i].l, "uk" + std::to_string(i));
+    table += "uk" + std::to_string(i) + ", ";
+  }
+  for (const auto& f : extra_fns) table += f + ", ";
+  return src + "typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);\n" +
+         "const ct_ukernel_fn ct_profile_fns[] = {" + table + "};\n";
+}
+
+std::map<size_t, std::string> measure_all(const std::string& src, const std::vector<UkCase>& cases) {
+  test::TempDir td;
+  test::write_file(td.file("unit.c"), src);
+  auto built = runner().build_units({{td.file("unit.c"), td.file("unit")}}, 1);
+  EXPECT_TRUE(built[0].ok) << built[0].log;
+  std::map<size_t, std::string> status;
+  if (!built[0].ok) return status;
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < cases.size(); ++i) todo.push_back(i);
+  runner().measure_unit(td.file("unit"), cases, 0, todo, 3, 3, TimingProtocol{0.01, 1, 0},
+                        [&](size_t i, const std::string& st, double) { status[i] = st; });
+  return status;
+}
+
+TEST(NeonUkernels, QuickSubsetMatchesReferenceUnderQemu) {
+  Isa isa = load_isa("neon");
+  if (cpu_supports(isa)) GTEST_SKIP() << "this CPU runs NEON natively: UkernelCodegen/neon checks these";
+  SKIP_UNLESS_EMULATION_WORKS();
+  // Every (r, s) pair with the edge sizes of k, c, w, h, and the h interval of one class.
+  std::vector<UkSizes> sample = quick_subset(isa);
+  ASSERT_GE(sample.size(), 20u);
+  std::vector<UkCase> cases;
+  for (size_t i = 0; i < sample.size(); ++i) cases.push_back({sample[i], odd_layout(sample[i], isa.lanes, i)});
+  auto status = measure_all(unit_source(isa, cases), cases);
+  ASSERT_EQ(status.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(status[i], "ok") << sizes_text(cases[i].u);
+}
+
+// The check is not vacuous: a layout mismatch is a wrong result, a trap is a
+// crash, and the kernels after them are still measured.
+TEST(NeonUkernels, WrongAndCrashingKernelsAreCaught) {
+  Isa isa = load_isa("neon");
+  if (cpu_supports(isa)) GTEST_SKIP() << "this CPU runs NEON natively";
+  SKIP_UNLESS_EMULATION_WORKS();
+  UkSizes u{2, 1, 7, 1, 1, 1};
+  std::vector<UkCase> cases{{u, odd_layout(u, isa.lanes, 0)}, {u, odd_layout(u, isa.lanes, 1)}};
+  std::string trap = "static void trap(const float *I, const float *W, float *O, long nc, int a)\n"
+                     "{ (void)I; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n";
+  std::string src = unit_source(isa, cases, trap, {"trap", "uk0"});
+  std::vector<UkCase> claimed = cases;
+  claimed[1].l.out_pix += 4;  // the driver's reference disagrees with what uk1 does
+  claimed.push_back(cases[0]);  // trap
+  claimed.push_back(cases[0]);  // uk0 again, after the crash
+  auto status = measure_all(src, claimed);
+  EXPECT_EQ(status[0], "ok");
+  EXPECT_EQ(status[1], "wrong_result");
+  EXPECT_EQ(status[2], "crash");
+  EXPECT_EQ(status[3], "ok");
+}
+
+struct Case {
+  const char* shape;
+  const char* config;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
+
+class ConvNeon : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConvNeon, EqualsReferenceEverywhere) {
+  Isa isa = load_isa("neon");
+  const bool native = cpu_supports(isa);
+  if (!native) SKIP_UNLESS_EMULATION_WORKS();
+  Shape shape = parse_shape(GetParam().shape);
+  GeneratedKernel k = generate_conv(isa, {shape, parse_config(GetParam().config), "ct_conv", "test"});
+  test::TempDir td;
+  test::write_file(td.file("k.c"), k.c_source);
+  ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
+  RunResult r;
+  if (native) {
+    CompileResult cr = compile_one(Compiler::from_env(isa.cflags), {td.file("k.c"), td.file("k.so")});
+    ASSERT_TRUE(cr.ok) << cr.log;
+    r = run_candidate(p, td.file("k.so"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60);
+  } else {
+    auto built = runner().build_convs({{td.file("k.c"), td.file("k")}}, "ct_conv", 1);
+    ASSERT_TRUE(built[0].ok) << built[0].log;
+    runner().set_problem(p);
+    r = runner().run_conv(td.file("k"), TimingProtocol{1, 1, 0}, 120);
+    EXPECT_NE(r.counter_names.find("emulated"), std::string::npos);
+  }
+  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << k.c_source;
+}
+
+// 4-lane vectors: K counts 4 channels per V(k).
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvNeon,
+    ::testing::Values(
+        Case{"K=8,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
+        Case{"K=8,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k)]"},
+        // Lseq: 17 = 1*8 + 1*9 (000 §3.3), and 34 = 2*(3*3 + 1*8) with an h tile above.
+        Case{"K=4,C=4,H=17,R=3", "[T(17,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
+        Case{"K=8,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k)]"},
+        // Stride 2: a 7x7 kernel with s unrolled, and a 3x3 one.
+        Case{"K=4,C=3,H=16,R=7,stride=2,pad=3", "[T(7,r), T(8,h), T(2,w), T(3,c), U(7,s), U(4,w), V(k)]"},
+        Case{"K=8,C=6,H=9,R=3,stride=2", "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
+        // K = 6 padded to 8 (000 Fig. 8); R(d) and a batch of 2.
+        Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
+        Case{"N=2,K=4,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
+
+TEST(NeonCli, RefusesWithoutEmulate) {
+  if (cpu_supports(load_isa("neon"))) GTEST_SKIP() << "this CPU runs NEON natively";
+  const std::string err = "convtune: error: this CPU cannot run neon code; pass --emulate to run it under "
+                          "qemu-aarch64 (timings are not meaningful)\n";
+  auto r = test::run_cli("tune --arch neon --shape K=16,C=8,H=8,R=3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, err);
+  test::TempDir td;
+  r = test::run_cli("profile --arch neon --quick --out " + td.file("t.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, err);
+}
+
+std::vector<nlohmann::json> read_log(const std::string& path) {
+  std::vector<nlohmann::json> v;
+  std::istringstream ss(test::read_file(path));
+  for (std::string line; std::getline(ss, line);)
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+// profile --quick then tune under qemu, with a wrong and a crashing candidate.
+TEST(NeonCli, EmulatedProfileAndTuneEndToEnd) {
+  if (cpu_supports(load_isa("neon"))) GTEST_SKIP() << "this CPU runs NEON natively";
+  SKIP_UNLESS_EMULATION_WORKS();
+  test::TempDir td;
+  const std::string fast = " --min-repeat-ms 1 --repeat 1 -q";
+  auto r = test::run_cli("profile --arch neon --emulate --quick --threshold 0.05" + fast + " --out " +
+                         td.file("neon.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(emulated: timings not meaningful)"), std::string::npos) << r.out;
+  auto t = nlohmann::json::parse(test::read_file(td.file("neon.json")));
+  EXPECT_EQ(t["isa"], "neon");
+  EXPECT_EQ(t["emulated"], true);
+  ASSERT_GE(t["microkernels"].size(), 20u);
+  for (const auto& m : t["microkernels"]) EXPECT_EQ(m["status"], "ok") << m["name"];
+
+  std::string cmd = "env CONVTUNE_FAULT=0:wrong,1:crash " + std::string(CONVTUNE_BIN) +
+                    " tune --arch neon --emulate --shape K=16,C=8,H=8,R=3 --trials 3 --check-points 0" + fast +
+                    " --table " + td.file("neon.json") + " --out " + td.file("tune") + " >" + td.file("out") +
+                    " 2>" + td.file("err");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << test::read_file(td.file("err"));
+  EXPECT_NE(test::read_file(td.file("out")).find("(emulated: timings not meaningful)"), std::string::npos);
+  auto log = read_log(td.file("tune/log.jsonl"));
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[0]["status"], "wrong_result");
+  EXPECT_EQ(log[1]["status"], "crash");
+  EXPECT_EQ(log[2]["status"], "ok") << log[2].dump();
+  for (const auto& rec : log) {
+    EXPECT_EQ(rec["emulated"], true);
+    EXPECT_EQ(rec["isa"], "neon");
+  }
+  std::string kernel = test::read_file(td.file("tune/") + log[2]["layer"].get<std::string>() + ".c");
+  EXPECT_NE(kernel.find("#include <arm_neon.h>"), std::string::npos);
+  EXPECT_NE(kernel.find("vfmaq_f32("), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convtune

@@ -1,0 +1,422 @@
+// The coordinate view (002 §3) and the strategies (003, 002, 004, 001 §4.1)
+// on synthetic objectives: a cost function stands in for measurement, so
+// nothing here is timed.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "convtune/class_table.h"
+#include "convtune/coordinates.h"
+#include "convtune/records.h"
+#include "convtune/search.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1) {
+  UkSizes u;
+  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
+  return u;
+}
+
+UkRecord rec(UkSizes u, double percent) {
+  UkRecord r;
+  r.name = ukernel_name(u, "avx512");
+  r.sizes = u;
+  r.percent_peak = percent;
+  r.gflops = percent * 1.5;
+  return r;
+}
+
+// Two classes: k1c1w1 with h {2,3} (pairs 1x2+1x3, 2x2+2x3 for Ho = 10) and
+// k2c1w2 with h {1,2}: 11 choices, 3 singles and 8 pairs.
+ClassTable small_table() {
+  ClassTable t;
+  t.isa = "avx512";
+  t.peak_gflops = 150;
+  t.microkernels = {rec(uk(1, 1, 1, 2), 90), rec(uk(1, 1, 1, 3), 90), rec(uk(2, 1, 2, 1), 90), rec(uk(2, 1, 2, 2), 85)};
+  t.select_and_classify();
+  return t;
+}
+
+Space space_of(const std::string& shape) { return build_space(parse_shape(shape), small_table(), 16); }
+
+const std::string kMid = "K=64,C=4,H=10,W=4,R=1";   // 18516 configurations
+const std::string kTiny = "K=32,C=4,H=10,W=2,R=1";  // 978 configurations
+
+ClassTable shipped_table() { return read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json"); }
+
+// ---------------------------------------------------------------- the view
+
+TEST(Coordinates, SampledConfigsRoundTrip) {
+  for (const std::string& sh : {kMid, kTiny}) {
+    Space sp = space_of(sh);
+    CoordinateView v(sp);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 2000; ++i) {
+      Config c = sample_config(sp, rng);
+      std::optional<Point> p = v.from_config(c);
+      ASSERT_TRUE(p) << to_string(c);
+      ASSERT_EQ(v.to_config(*p), c);
+    }
+  }
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  EXPECT_FALSE(v.from_config(parse_config("[R(k), T(10,h), T(4,w), T(4,c), U(2,h), V(k)]")));
+  EXPECT_FALSE(v.from_config(parse_config("[T(1,k), T(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));
+  EXPECT_TRUE(v.from_config(parse_config("[T(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));
+}
+
+TEST(Coordinates, ChoicesOrderedByHInsideAClass) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  ASSERT_EQ(v.num_classes(), 2);
+  for (size_t c = 0; c < sp.choices.size(); ++c) {
+    std::vector<int> nb = v.choice_neighbors(int(c));
+    ASSERT_FALSE(nb.empty());
+    int other = 0;
+    for (int x : nb) {
+      EXPECT_NE(x, int(c));
+      other += v.class_of(x) != v.class_of(int(c));
+    }
+    EXPECT_EQ(other, 1);  // categorical across classes: the nearest-h member of the other one
+    auto h = [&](int i) {
+      const UkChoice& ch = sp.choices[size_t(i)];
+      return ch.pair ? double(ch.h_extent()) / double(ch.a + ch.b) : ch.uk.h;
+    };
+    for (int x : nb)  // in the class: the next lower and next higher h
+      if (v.class_of(x) == v.class_of(int(c)))
+        for (size_t y = 0; y < sp.choices.size(); ++y)
+          if (v.class_of(int(y)) == v.class_of(int(c)) && int(y) != x && int(y) != int(c))
+            EXPECT_FALSE((h(int(y)) - h(int(c))) * (h(int(y)) - h(x)) < 0) << "between " << c << " and " << x;
+  }
+}
+
+// Every neighbour, continued move, random step, q-walk and choice change of
+// thousands of points is a valid configuration of the space.
+TEST(Coordinates, StepsYieldOnlyValidConfigurations) {
+  std::vector<std::pair<Space, std::string>> spaces;
+  spaces.emplace_back(space_of(kMid), "mid");
+  ClassTable shipped = shipped_table();
+  for (const char* l : {"yolo9000-12", "resnet18-9"}) spaces.emplace_back(build_space(zoo_layer(l), shipped, 16), l);
+  size_t checked = 0;
+  for (auto& [sp, name] : spaces) {
+    CoordinateView v(sp);
+    std::mt19937_64 rng(9);
+    auto valid = [&](const Point& p) {
+      Config c = v.to_config(p);
+      ASSERT_NO_THROW(validate_config(c, sp.shape, 16)) << name << ": " << to_string(c);
+      ASSERT_EQ(choice_of(sp, c), p.choice) << to_string(c);
+      ++checked;
+    };
+    for (int i = 0; i < 150; ++i) {
+      Point p = v.random_point(rng);
+      std::set<std::string> texts{to_string(v.to_config(p))};
+      for (const Neighbor& n : v.neighbors(p, rng)) {
+        valid(n.point);
+        EXPECT_TRUE(texts.insert(to_string(v.to_config(n.point))).second) << "a neighbour twice or p itself";
+        if (auto r = v.repeat(n.point, n.move)) valid(*r);
+      }
+      for (const ParamId& param : v.params()) {
+        valid(v.random_step(p, param, rng));
+        valid(v.q_walk(p, param, 0.9, rng));
+      }
+      valid(v.with_choice(p, int(rng() % sp.choices.size())));
+    }
+  }
+  EXPECT_GT(checked, 10000u);
+}
+
+TEST(Coordinates, NeighboursCoverEveryParameter) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  std::mt19937_64 rng(2);
+  std::set<Param> kinds;
+  for (int i = 0; i < 50; ++i)
+    for (const Neighbor& n : v.neighbors(v.random_point(rng), rng)) kinds.insert(n.move.param.kind);
+  EXPECT_EQ(kinds.size(), 4u);
+}
+
+// ------------------------------------------------------------- the t-test
+
+TEST(Welch, StudentTCdfKnownValues) {
+  for (double t : {-3.0, -0.7, 0.0, 0.4, 1.0, 12.0}) {
+    EXPECT_NEAR(student_t_cdf(t, 1), 0.5 + std::atan(t) / M_PI, 1e-12) << t;         // Cauchy
+    EXPECT_NEAR(student_t_cdf(t, 2), 0.5 + t / (2 * std::sqrt(2 + t * t)), 1e-12) << t;
+  }
+  EXPECT_NEAR(student_t_cdf(2.228138851986, 10), 0.975, 1e-10);  // the textbook t(0.975, 10)
+  EXPECT_NEAR(student_t_cdf(1.0, 3), 0.8044988905221147, 1e-10);  // 1/2 + 1/6 + (sqrt(3)/4)/pi
+  // References from Simpson integration of the t density (2e6 intervals).
+  EXPECT_NEAR(student_t_cdf(2.0, 8), 0.959741881021372, 1e-10);
+  EXPECT_NEAR(student_t_cdf(0.5, 4.5), 0.6797252489629733, 1e-10);
+  EXPECT_NEAR(student_t_cdf(3.0, 25.3), 0.9970045525734725, 1e-10);
+  EXPECT_NEAR(incomplete_beta(2, 3, 0.4), 0.5248, 1e-12);  // 1 - (0.6^4 + 4*0.4*0.6^3)
+}
+
+TEST(Welch, PValueKnownValues) {
+  // Equal variances: t = -2, df = 8 (scipy.stats.ttest_ind gives 0.0805162...).
+  EXPECT_NEAR(welch_p_value({1, 2, 3, 4, 5}, {3, 4, 5, 6, 7}), 0.08051623795725593, 1e-10);
+  // Unequal sizes and variances: t = -4.5525, df = 7.622 (by hand).
+  EXPECT_NEAR(welch_p_value({10.1, 10.3, 9.9, 10.0, 10.2}, {10.6, 11.2, 10.4, 11.0, 10.9, 10.5}),
+              0.0021147902712908007, 1e-9);
+  EXPECT_EQ(welch_p_value({1}, {2, 3}), 1);
+  EXPECT_EQ(welch_p_value({1, 1}, {2, 2}), 0);
+  EXPECT_EQ(welch_p_value({1, 1}, {1, 1}), 1);
+}
+
+// ------------------------------------------------------ synthetic objective
+
+// 100 / (1 + D), D a distance between the canonical points of a
+// configuration and a fixed target: 0 only at the target.
+struct Objective {
+  const CoordinateView& v;
+  Point target;
+  std::function<bool(const std::string&)> fails = [](const std::string&) { return false; };
+
+  double distance(const Point& a) const {
+    const Point& b = target;
+    double d = 0;
+    if (a.choice != b.choice) d += v.class_of(a.choice) != v.class_of(b.choice) ? 3 : 1.5;
+    for (size_t i = 0; i < a.factors.size(); ++i)
+      for (size_t j = 0; j < a.factors[i].size(); ++j)
+        d += std::abs(std::log2(double(a.factors[i][j])) - std::log2(double(b.factors[i][j])));
+    auto rank = [](const Point& p, int id) { return std::find(p.order.begin(), p.order.end(), id) - p.order.begin(); };
+    auto filled = [&](const Point& p, int id) {
+      for (size_t dd = 0; dd < p.factors.size(); ++dd)
+        for (size_t j = 0; j < p.factors[dd].size(); ++j)
+          if (v.slot_id(Dim(dd), int(j)) == id) return p.factors[dd][j] > 1;
+      return false;
+    };
+    for (int x : a.order)
+      for (int y : a.order)
+        if (x < y && filled(a, x) && filled(a, y) && filled(b, x) && filled(b, y) &&
+            (rank(a, x) < rank(a, y)) != (rank(b, x) < rank(b, y)))
+          d += 1;
+    const bool pa = v.space().choices[size_t(a.choice)].pair, pb = v.space().choices[size_t(b.choice)].pair;
+    auto above = [&](const Point& p) {
+      int n = 0;
+      for (int i = 0; i < p.lseq; ++i) n += filled(p, p.order[size_t(i)]);
+      return n;
+    };
+    if (pa && pb) d += std::abs(above(a) - above(b));
+    return d;
+  }
+
+  Observation operator()(const Config& c) const {
+    if (fails(to_string(c))) return {false, 0, {}};
+    std::optional<Point> p = v.from_config(c);
+    const double d = distance(*p), seconds = (1 + d) / 100;
+    Observation o{true, 100 / (1 + d), {}};
+    for (int i = -2; i <= 2; ++i) o.samples.push_back(seconds * (1 + 0.002 * i));
+    return o;
+  }
+};
+
+struct Trace {
+  std::vector<std::pair<Config, Observation>> log;
+  int64_t found_at = -1;  // trial index of the target
+};
+
+// The tuner's loop: batches of `batch`, each candidate observed in turn.
+void drive(SearchStrategy& s, const Objective& f, int64_t budget, size_t batch, Trace* run,
+           const std::string& target = "") {
+  std::set<std::string> measured;
+  for (const auto& [c, o] : run->log) measured.insert(to_string(c));
+  while (int64_t(run->log.size()) < budget) {
+    std::vector<Config> cands = s.propose(size_t(std::min<int64_t>(int64_t(batch), budget - int64_t(run->log.size()))));
+    if (cands.empty()) break;
+    for (const Config& c : cands) {
+      ASSERT_NO_THROW(validate_config(c, f.v.space().shape, 16)) << to_string(c);
+      ASSERT_TRUE(measured.insert(to_string(c)).second) << s.name() << " proposed twice: " << to_string(c);
+      Observation o = f(c);
+      if (run->found_at < 0 && to_string(c) == target) run->found_at = int64_t(run->log.size());
+      run->log.emplace_back(c, o);
+      s.observe(c, o);
+    }
+  }
+}
+
+Point target_point(const CoordinateView& v) {
+  // A pair choice with a few levels: every parameter matters.
+  std::mt19937_64 rng(77);
+  while (true) {
+    Point p = v.random_point(rng);
+    if (v.space().choices[size_t(p.choice)].pair && v.to_config(p).specs.size() >= 9) return p;
+  }
+}
+
+class Strategies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Strategies, FindTheOptimumOfASyntheticObjective) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  Objective f{v, target_point(v)};
+  const std::string target = to_string(v.to_config(f.target));
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    auto s = make_strategy(GetParam(), sp, seed);
+    Trace run;
+    drive(*s, f, 600, 4, &run, target);
+    EXPECT_GE(run.found_at, 0) << GetParam() << " seed " << seed << " did not reach " << target;
+    if (run.found_at >= 0)
+      std::printf("%s seed %llu: optimum at trial %lld\n", GetParam().c_str(), (unsigned long long)seed,
+                  (long long)run.found_at);
+  }
+}
+
+// Exhausting a small space: nothing twice, and then nothing at all.
+TEST_P(Strategies, NeverProposeTwiceAndStopWhenExhausted) {
+  Space sp = space_of(kTiny);
+  ASSERT_EQ(sp.size(), 978);
+  CoordinateView v(sp);
+  Objective f{v, target_point(v)};
+  auto s = make_strategy(GetParam(), sp, 3);
+  Trace run;
+  drive(*s, f, 3000, 7, &run);
+  EXPECT_GT(run.log.size(), 900u) << GetParam();  // restarts / random fill reach nearly all
+  // An empty batch ends a run; asked again, a strategy may still find a few
+  // by sampling, never a measured one, and then gives up for good.
+  for (int again = 0; again < 20; ++again) drive(*s, f, 3000, 7, &run);
+  EXPECT_LE(run.log.size(), 978u);
+}
+
+// --resume replays the log through observe(); the strategy goes on with new
+// configurations only, and failures (fitness 0) do not stop it.
+TEST_P(Strategies, ResumeAndFailures) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  Objective f{v, target_point(v)};
+  f.fails = [](const std::string& t) { return std::hash<std::string>()(t) % 4 == 0; };
+  Trace run;
+  {
+    auto s = make_strategy(GetParam(), sp, 11);
+    drive(*s, f, 40, 6, &run);
+  }
+  ASSERT_EQ(run.log.size(), 40u);
+  auto resumed = make_strategy(GetParam(), sp, 11);
+  for (const auto& [c, o] : run.log) resumed->observe(c, o);
+  drive(*resumed, f, 120, 6, &run);  // asserts that nothing measured is proposed again
+  EXPECT_EQ(run.log.size(), 120u) << GetParam();
+  EXPECT_TRUE(resumed->info().is_object());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Strategies, ::testing::Values("droplet", "opevo", "hillclimb"));
+
+TEST(Strategies, NamesAndOptions) {
+  std::vector<std::string> names = strategy_names();
+  for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  Space sp = space_of(kTiny);
+  SearchOptions bad;
+  bad.pvalue = 0;
+  EXPECT_NE(test::error_of([&] { make_strategy("droplet", sp, 1, bad); }).find("--pvalue"), std::string::npos);
+  bad = {};
+  bad.mutation_rate = 1;
+  EXPECT_NE(test::error_of([&] { make_strategy("opevo", sp, 1, bad); }).find("--mutation-rate"), std::string::npos);
+  bad = {};
+  bad.parents = 0;
+  EXPECT_NE(test::error_of([&] { make_strategy("opevo", sp, 1, bad); }).find("--parents"), std::string::npos);
+}
+
+TEST(Strategies, OpEvoFollowsItsParameters) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  Objective f{v, target_point(v)};
+  SearchOptions o;
+  o.parents = 3;
+  o.offspring = 5;
+  auto s = make_strategy("opevo", sp, 1, o);
+  std::vector<Config> first = s->propose(100);
+  EXPECT_EQ(first.size(), 3u);  // Algorithm 1 line 1: lambda random ones, measured before any recombination
+  EXPECT_TRUE(s->propose(100).empty());
+  for (const Config& c : first) s->observe(c, f(c));
+  EXPECT_EQ(s->propose(100).size(), 5u);  // then rho children per generation
+  EXPECT_EQ(s->info()["parents"], 3);
+  EXPECT_EQ(s->info()["generation"], 1);
+}
+
+// --------------------------------------------------------------------- csa
+
+// Hand-checked 001 §4.1 on K=64, C=16, 8x8, 3x3 with one microkernel
+// k2c1w4h2 (N_win = 8, N_f = 32) and 32 KiB / 1 MiB / 32 MiB caches:
+// Eq. 2: 1440 N_c + 1024 <= 26214.4 -> N_c = 16. #IN = 8, #FS = 2.
+// IS: K2 = 2, K3 = 8, cost 300*1152 + 10*4032 = 385920.
+// WS: K2 = 8, K3 = 2, cost 300*1152 + 10*576 = 351360 -> weight-stationary.
+TEST(Csa, HandCheckedPlan) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
+  t.select_and_classify();
+  Space sp = build_space(parse_shape("K=64,C=16,H=8,R=3"), t, 16);
+  SearchOptions o;
+  o.l1d_bytes = 32 << 10;
+  o.l2_bytes = 1 << 20;
+  o.l3_bytes = 32 << 20;
+  CsaPlan p = csa_plan(sp, o);
+  EXPECT_EQ(to_string(p.config), "[T(2,k), T(4,h), T(2,w), T(3,r), T(3,s), T(16,c), U(4,w), U(2,h), U(2,k), V(k)]");
+  EXPECT_EQ(p.info["N_c"], 16);
+  EXPECT_EQ(p.info["N_win"], 8);
+  EXPECT_EQ(p.info["N_f"], 32);
+  EXPECT_EQ(p.info["K2"], 8);
+  EXPECT_EQ(p.info["K3"], 2);
+  EXPECT_EQ(p.info["schedule"], "weight-stationary");
+  EXPECT_DOUBLE_EQ(p.info["cost_is"].get<double>(), 385920);
+  EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 351360);
+  EXPECT_EQ(p.info["l1d_bytes"], 32768);
+  EXPECT_EQ(p.info["caches"], "machine (sysfs)");
+}
+
+TEST(Csa, ValidForEveryZooLayer) {
+  ClassTable t = shipped_table();
+  SearchOptions machine;
+  machine.l1d_bytes = 48 << 10;
+  machine.l2_bytes = 2 << 20;
+  machine.l3_bytes = 32 << 20;
+  int layers = 0;
+  for (const Network& n : zoo())
+    for (const Shape& sh : n.layers)
+      for (const SearchOptions& o : {machine, SearchOptions{}}) {
+        Space sp = build_space(sh, t, 16);
+        CsaPlan p = csa_plan(sp, o);
+        ASSERT_NO_THROW(validate_config(p.config, sh, 16)) << sh.name << ": " << to_string(p.config);
+        EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << sh.name;  // droplet/hillclimb start here
+        for (const char* key : {"choice", "schedule", "N_c", "N_win", "N_f", "K2", "K3", "l1d_bytes", "l2_bytes", "l3_bytes"})
+          EXPECT_TRUE(p.info.contains(key)) << sh.name << " " << key;
+        ++layers;
+        // `--search csa` measures that one configuration once.
+        auto s = make_strategy("csa", sp, 1, o);
+        std::vector<Config> c = s->propose(8);
+        ASSERT_EQ(c.size(), 1u);
+        EXPECT_EQ(c[0], p.config);
+        s->observe(c[0], {true, 1, {}});
+        EXPECT_TRUE(s->propose(8).empty());
+        EXPECT_EQ(s->info()["csa"]["schedule"], p.info["schedule"]);
+      }
+  EXPECT_GT(layers, 40);
+}
+
+// The tuner copies info() into each record; it survives the log.
+TEST(Csa, SearchInfoInRecords) {
+  Record r;
+  r.layer = "x";
+  r.shape = "s";
+  r.config = "[T(1,c), V(k)]";
+  r.status = "ok";
+  EXPECT_FALSE(r.to_json().contains("search_info"));  // absent when a strategy says nothing
+  Space sp = space_of(kTiny);
+  SearchOptions o;
+  o.l1d_bytes = 48 << 10;
+  r.search_info = make_strategy("droplet", sp, 1, o)->info();
+  nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["search_info"]["csa"]["l1d_bytes"], 48 << 10);
+  EXPECT_EQ(Record::from_json(j).search_info, r.search_info);
+  EXPECT_TRUE(Record::from_json(nlohmann::json::parse(R"({"format_version":1,"layer":"x","shape":"s","config":"c",
+      "status":"ok","gflops":1})")).search_info.empty());
+}
+
+}  // namespace
+}  // namespace convtune
