@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "shape_args.h"
 #include "convtune/bench.h"
 #include "convtune/error.h"
 #include "convtune/search.h"
@@ -14,27 +15,17 @@ namespace {
 
 struct BenchArgs {
   BenchOptions opt;
-  std::string layer, network, shape, table;
+  ShapeArgs which;
+  std::string table;
   bool json = false;
 };
-
-std::vector<Shape> shapes_of(const BenchArgs& a) {
-  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty();
-  if (given != 1)
-    throw Error("give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"");
-  if (!a.layer.empty()) return {zoo_layer(a.layer)};
-  if (!a.shape.empty()) return {parse_shape(a.shape)};
-  return zoo_network(a.network).layers;
-}
 
 }  // namespace
 
 Runner setup_bench(CLI::App* sub) {
   auto a = std::make_shared<BenchArgs>();
   TuneOptions& o = a->opt.tune;
-  sub->add_option("--layer", a->layer, "a zoo layer, e.g. resnet18-12 (see 'convtune layers')");
-  sub->add_option("--network", a->network, "every layer of a zoo network in turn: resnet18, yolo9000");
-  sub->add_option("--shape", a->shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional)");
+  add_shape_options(sub, a->which, "resnet18-12");
   sub->add_option("--trials", o.trials, "tune now with this many candidates instead of reading the log");
   sub->add_option("--search", o.search, "search strategy of that tune: " +
                                             fmt::format("{}", fmt::join(strategy_names(), ", ")))
@@ -56,7 +47,7 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
-    std::vector<Shape> shapes = shapes_of(*a);
+    std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     a->opt.fresh_tune = sub->count("--trials") > 0;

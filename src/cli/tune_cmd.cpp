@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "shape_args.h"
 #include "convtune/error.h"
 #include "convtune/search.h"
 #include "convtune/tune.h"
@@ -15,28 +16,18 @@ namespace {
 
 struct TuneArgs {
   TuneOptions opt;
-  std::string layer, network, shape, table;
+  ShapeArgs which;
+  std::string table;
   bool json = false;
   bool no_onednn = false;
 };
-
-std::vector<Shape> shapes_of(const TuneArgs& a) {
-  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty();
-  if (given != 1)
-    throw Error("give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"");
-  if (!a.layer.empty()) return {zoo_layer(a.layer)};
-  if (!a.shape.empty()) return {parse_shape(a.shape)};
-  return zoo_network(a.network).layers;
-}
 
 }  // namespace
 
 Runner setup_tune(CLI::App* sub) {
   auto a = std::make_shared<TuneArgs>();
   TuneOptions& o = a->opt;
-  sub->add_option("--layer", a->layer, "a zoo layer, e.g. yolo9000-12 (see 'convtune layers')");
-  sub->add_option("--network", a->network, "every layer of a zoo network in turn: resnet18, yolo9000");
-  sub->add_option("--shape", a->shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional)");
+  add_shape_options(sub, a->which, "yolo9000-12");
   sub->add_option("--arch", o.isa, arch_help());
   sub->add_flag("--emulate", o.emulate,
                 "run another architecture's code under qemu-user (e.g. neon on x86; timings not meaningful)");
@@ -69,7 +60,7 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
     if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
-    std::vector<Shape> shapes = shapes_of(*a);
+    std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     if (!a->table.empty()) a->opt.table = a->table;

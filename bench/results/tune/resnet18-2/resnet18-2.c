@@ -517,9 +517,9 @@ void ct_conv_resnet18_2(const float *restrict input, const float *restrict weigh
                   64, (c | r | s) != 0);
             }
           }
-          for (long h2 = 0; h2 < 1; ++h2) {
+          {  /* second h-block of 3 */
             {
-              const long n = 0, h = h1 * 7 + (4 + h2 * 3), w = w1 * 4, k = k1 * 32;
+              const long n = 0, h = h1 * 7 + 4, w = w1 * 4, k = k1 * 32;
               const long c = 0, r = 0, s = s1;
               ct_ukernel_k2c1w4h3r3s1__avx512(input + n * 215296 + (h * 1 + r) * 3712 + (w * 1 + s) * 64 + c,
                   weights + r * 12288 + s * 4096 + c * 64 + k,

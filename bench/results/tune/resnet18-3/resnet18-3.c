@@ -335,12 +335,12 @@ void ct_conv_resnet18_3(const float *restrict input, const float *restrict weigh
   for (long h1 = 0; h1 < 2; ++h1) {  /* T(2,h) */
     for (long w1 = 0; w1 < 7; ++w1) {  /* T(7,w) */
       /* Lseq: 1 x h-block 8 then 2 x h-block 10 */
-      for (long h2 = 0; h2 < 1; ++h2) {
+      {  /* first h-block of 8 */
         for (long w2 = 0; w2 < 4; ++w2) {  /* T(4,w) */
           for (long k1 = 0; k1 < 2; ++k1) {  /* T(2,k) */
             for (long k2 = 0; k2 < 2; ++k2) {  /* T(2,k) */
               {
-                const long n = 0, h = h1 * 28 + h2 * 8, w = w1 * 8 + w2 * 2, k = k1 * 32 + k2 * 16;
+                const long n = 0, h = h1 * 28, w = w1 * 8 + w2 * 2, k = k1 * 32 + k2 * 16;
                 const long c = 0, r = 0, s = 0;
                 ct_ukernel_k1c1w2h8r1s1__avx512(input + n * 200704 + (h * 1 + r) * 3584 + (w * 1 + s) * 64 + c,
                     weights + r * 4096 + s * 4096 + c * 64 + k,

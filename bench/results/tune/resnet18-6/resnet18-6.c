@@ -518,10 +518,10 @@ void ct_conv_resnet18_6(const float *restrict input, const float *restrict weigh
             }
           }
         }
-        for (long h2 = 0; h2 < 1; ++h2) {
+        {  /* second h-block of 3 */
           for (long s1 = 0; s1 < 3; ++s1) {  /* T(3,s) */
             {
-              const long n = 0, h = h1 * 7 + (4 + h2 * 3), w = w1 * 4, k = k1 * 32;
+              const long n = 0, h = h1 * 7 + 4, w = w1 * 4, k = k1 * 32;
               const long c = 0, r = 0, s = s1;
               ct_ukernel_k2c1w4h3r3s1__avx512(input + n * 115200 + (h * 1 + r) * 3840 + (w * 1 + s) * 128 + c,
                   weights + r * 49152 + s * 16384 + c * 128 + k,

@@ -315,10 +315,10 @@ void ct_conv_yolo9000_13(const float *restrict input, const float *restrict weig
       for (long k1 = 0; k1 < 2; ++k1) {  /* T(2,k) */
         for (long k2 = 0; k2 < 2; ++k2) {  /* T(2,k) */
           /* Lseq: 1 x h-block 5 then 2 x h-block 6 */
-          for (long h2 = 0; h2 < 1; ++h2) {
+          {  /* first h-block of 5 */
             for (long k3 = 0; k3 < 2; ++k3) {  /* T(2,k) */
               {
-                const long n = 0, h = h1 * 17 + h2 * 5, w = w1 * 2, k = k1 * 128 + k2 * 64 + k3 * 32;
+                const long n = 0, h = h1 * 17, w = w1 * 2, k = k1 * 128 + k2 * 64 + k3 * 32;
                 const long c = 0, r = 0, s = 0;
                 ct_ukernel_k2c1w2h5r1s1__avx512(input + n * 591872 + (h * 1 + r) * 17408 + (w * 1 + s) * 512 + c,
                     weights + r * 131072 + s * 131072 + c * 256 + k,

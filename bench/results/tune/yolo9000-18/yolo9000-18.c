@@ -316,7 +316,7 @@ void ct_conv_yolo9000_18(const float *restrict input, const float *restrict weig
             }
           }
         }
-        for (long h1 = 0; h1 < 1; ++h1) {
+        {  /* second h-block of 7 */
           for (long k3 = 0; k3 < 2; ++k3) {  /* T(2,k) */
             for (long c2 = 0; c2 < 4; ++c2) {  /* T(4,c) */
               for (long w1 = 0; w1 < 17; ++w1) {  /* T(17,w) */
@@ -324,7 +324,7 @@ void ct_conv_yolo9000_18(const float *restrict input, const float *restrict weig
                   for (long r1 = 0; r1 < 3; ++r1) {  /* T(3,r) */
                     for (long c3 = 0; c3 < 64; ++c3) {  /* T(64,c) */
                       {
-                        const long n = 0, h = (10 + h1 * 7), w = w1, k = k1 * 512 + k2 * 128 + k3 * 64;
+                        const long n = 0, h = 10, w = w1, k = k1 * 512 + k2 * 128 + k3 * 64;
                         const long c = c1 * 256 + c2 * 64 + c3, r = r1, s = s1;
                         ct_ukernel_k4c1w1h7r1s1__avx512(input + n * 184832 + (h * 1 + r) * 9728 + (w * 1 + s) * 512 + c,
                             weights + r * 1572864 + s * 524288 + c * 1024 + k,

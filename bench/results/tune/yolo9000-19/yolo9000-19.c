@@ -275,9 +275,9 @@ void ct_conv_yolo9000_19(const float *restrict input, const float *restrict weig
       for (long w1 = 0; w1 < 17; ++w1) {  /* T(17,w) */
         for (long k2 = 0; k2 < 4; ++k2) {  /* T(4,k) */
           /* Lseq: 1 x h-block 5 then 2 x h-block 6 */
-          for (long h1 = 0; h1 < 1; ++h1) {
+          {  /* first h-block of 5 */
             {
-              const long n = 0, h = h1 * 5, w = w1, k = k1 * 256 + k2 * 64;
+              const long n = 0, h = 0, w = w1, k = k1 * 256 + k2 * 64;
               const long c = c1 * 512, r = 0, s = 0;
               ct_ukernel_k4c1w1h5r1s1__avx512(input + n * 295936 + (h * 1 + r) * 17408 + (w * 1 + s) * 1024 + c,
                   weights + r * 524288 + s * 524288 + c * 512 + k,

@@ -435,12 +435,12 @@ void ct_conv_yolo9000_23(const float *restrict input, const float *restrict weig
   for (long c1 = 0; c1 < 2; ++c1) {  /* T(2,c) */
     for (long k1 = 0; k1 < 19; ++k1) {  /* T(19,k) */
       /* Lseq: 1 x h-block 8 then 1 x h-block 9 */
-      for (long h1 = 0; h1 < 1; ++h1) {
+      {  /* first h-block of 8 */
         for (long k2 = 0; k2 < 31; ++k2) {  /* T(31,k) */
           for (long c2 = 0; c2 < 2; ++c2) {  /* T(2,c) */
             for (long w1 = 0; w1 < 17; ++w1) {  /* T(17,w) */
               {
-                const long n = 0, h = h1 * 8, w = w1, k = k1 * 1488 + k2 * 48;
+                const long n = 0, h = 0, w = w1, k = k1 * 1488 + k2 * 48;
                 const long c = c1 * 512 + c2 * 256, r = 0, s = 0;
                 ct_ukernel_k3c2w1h8r1s1__avx512(input + n * 295936 + (h * 1 + r) * 17408 + (w * 1 + s) * 1024 + c,
                     weights + r * 28950528 + s * 28950528 + c * 28272 + k,
@@ -451,12 +451,12 @@ void ct_conv_yolo9000_23(const float *restrict input, const float *restrict weig
           }
         }
       }
-      for (long h1 = 0; h1 < 1; ++h1) {
+      {  /* second h-block of 9 */
         for (long k2 = 0; k2 < 31; ++k2) {  /* T(31,k) */
           for (long c2 = 0; c2 < 2; ++c2) {  /* T(2,c) */
             for (long w1 = 0; w1 < 17; ++w1) {  /* T(17,w) */
               {
-                const long n = 0, h = (8 + h1 * 9), w = w1, k = k1 * 1488 + k2 * 48;
+                const long n = 0, h = 8, w = w1, k = k1 * 1488 + k2 * 48;
                 const long c = c1 * 512 + c2 * 256, r = 0, s = 0;
                 ct_ukernel_k3c2w1h9r1s1__avx512(input + n * 295936 + (h * 1 + r) * 17408 + (w * 1 + s) * 1024 + c,
                     weights + r * 28950528 + s * 28950528 + c * 28272 + k,

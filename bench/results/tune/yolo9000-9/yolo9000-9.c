@@ -361,13 +361,13 @@ void ct_conv_yolo9000_9(const float *restrict input, const float *restrict weigh
 {
   for (long w1 = 0; w1 < 2; ++w1) {  /* T(2,w) */
     /* Lseq: 1 x h-block 20 then 2 x h-block 24 */
-    for (long h1 = 0; h1 < 1; ++h1) {
+    {  /* first h-block of 20 */
       for (long h2 = 0; h2 < 4; ++h2) {  /* T(4,h) */
         for (long w2 = 0; w2 < 2; ++w2) {  /* T(2,w) */
           for (long w3 = 0; w3 < 17; ++w3) {  /* T(17,w) */
             for (long k1 = 0; k1 < 2; ++k1) {  /* T(2,k) */
               {
-                const long n = 0, h = h1 * 20 + h2 * 5, w = w1 * 34 + w2 * 17 + w3, k = k1 * 64;
+                const long n = 0, h = h2 * 5, w = w1 * 34 + w2 * 17 + w3, k = k1 * 64;
                 const long c = 0, r = 0, s = 0;
                 ct_ukernel_k4c2w1h5r1s1__avx512(input + n * 1183744 + (h * 1 + r) * 17408 + (w * 1 + s) * 256 + c,
                     weights + r * 32768 + s * 32768 + c * 128 + k,
