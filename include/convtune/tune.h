@@ -45,7 +45,8 @@ struct TuneResult {
   int64_t failed = 0;
   int64_t new_trials = 0;   // measured by this run
   double wall_s = 0;
-  double peak_gflops = 0;
+  double peak_gflops = 0;      // measured at the start
+  double peak_end_gflops = 0;  // measured again at the end (0: not measured)
   double space_size = 0;
   size_t space_choices = 0;
   std::string notes;        // fallback / padded K / exhausted space
