@@ -154,21 +154,8 @@ RunResult EmulatedRunner::run_conv(const std::string& exe, const TimingProtocol&
   r.counter_names = counter_names();
   std::string last;
   for (const auto& line : fr.lines) {
-    std::istringstream ss(line);
-    std::string word;
-    ss >> word;
-    if (word == "wrong_result") {
-      r.status = word;
-      std::getline(ss >> std::ws, r.detail);
-      return r;
-    }
-    if (word == "ok") {
-      r.status = "ok";
-      ss >> r.seconds >> word;  // "samples"
-      for (double x; ss >> x;) r.samples.push_back(x);
-      return r;
-    }
-    if (word != "verified") last = line;
+    if (parse_result_line(line, &r)) return r;
+    if (line != "verified") last = line;
   }
   r.status = fr.timed_out ? "timeout" : "crash";
   r.detail = failure(fr, last, idle);

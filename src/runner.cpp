@@ -114,36 +114,40 @@ int child_main(int fd, const ProblemData& p, const std::string& so, const std::s
 
 }  // namespace
 
+bool parse_result_line(const std::string& line, RunResult* r) {
+  std::istringstream ss(line);
+  std::string word;
+  ss >> word;
+  if (word == "load_error" || word == "wrong_result") {
+    r->status = word;
+    std::getline(ss >> std::ws, r->detail);
+    return true;
+  }
+  if (word != "ok") return false;
+  r->status = "ok";
+  ss >> r->seconds >> word;  // "samples"
+  while (ss >> word && word != "counters") r->samples.push_back(std::stod(word));
+  if (word == "counters") {
+    size_t n = 0;
+    ss >> n;
+    for (size_t i = 0; i < n; ++i) {
+      long long v;
+      ss >> v;
+      r->counters.push_back(v);
+    }
+    ss >> word;  // "names"
+    std::getline(ss >> std::ws, r->counter_names);
+  }
+  return true;
+}
+
 RunResult run_candidate(const ProblemData& p, const std::string& so_path, const std::string& symbol,
                         int cpu, const TimingProtocol& protocol, double timeout_s) {
   RunResult r;
   ForkResult fr = run_forked([&](int fd) { return child_main(fd, p, so_path, symbol, cpu, protocol); },
                              timeout_s);
-  for (const auto& line : fr.lines) {
-    std::istringstream ss(line);
-    std::string word;
-    ss >> word;
-    if (word == "load_error" || word == "wrong_result") {
-      r.status = word;
-      std::getline(ss >> std::ws, r.detail);
-      return r;
-    }
-    if (word == "ok") {
-      r.status = "ok";
-      ss >> r.seconds >> word;  // "samples"
-      while (ss >> word && word != "counters") r.samples.push_back(std::stod(word));
-      size_t n = 0;
-      ss >> n;
-      for (size_t i = 0; i < n; ++i) {
-        long long v;
-        ss >> v;
-        r.counters.push_back(v);
-      }
-      ss >> word;  // "names"
-      std::getline(ss >> std::ws, r.counter_names);
-      return r;
-    }
-  }
+  for (const auto& line : fr.lines)
+    if (parse_result_line(line, &r)) return r;
   if (fr.timed_out) {
     r.status = "timeout";
     r.detail = fmt::format("no result within {:.0f} s (--timeout)", timeout_s);

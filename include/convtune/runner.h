@@ -39,6 +39,11 @@ struct RunResult {
   std::string counter_names;     // "none: ..." when absent
 };
 
+/// Reads one line of a candidate's report ("ok <median> samples ... [counters
+/// N ... names ...]", "wrong_result <why>", "load_error <why>") into r; false
+/// for any other line. The native and the emulated runner share it.
+bool parse_result_line(const std::string& line, RunResult* r);
+
 /// Runs `symbol` from `so_path` in a child pinned to `cpu`. The child is
 /// killed when a call (or the verification) takes longer than timeout_s.
 RunResult run_candidate(const ProblemData& p, const std::string& so_path, const std::string& symbol,

@@ -1,0 +1,213 @@
+// The class table's JSON form: a public format, scripts read these keys.
+#include "convtune/class_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "convtune/error.h"
+
+namespace convtune {
+
+using nlohmann::json;
+
+namespace {
+
+// Two decimals keep the file small and diffs readable; measurements are noisier.
+double round2(double x) { return std::round(x * 100) / 100; }
+
+json sizes_json(const UkSizes& u, bool with_h) {
+  json j = {{"k", u.k}, {"c", u.c}, {"w", u.w}, {"r", u.r}, {"s", u.s}};
+  if (with_h) j["h"] = u.h;
+  return j;
+}
+
+// Reads keys of a table, naming the full key path ("microkernels[3].sizes.k")
+// and the origin when one is missing or has the wrong type.
+class Reader {
+ public:
+  explicit Reader(const std::string& origin) : origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& key, const char* what) const {
+    throw Error(fmt::format(
+        "class table {}: key '{}' is missing or not {}; re-run 'convtune profile' to rewrite it",
+        origin_, key, what));
+  }
+  const json& get(const json& o, const std::string& key, const std::string& prefix,
+                  bool ok(const json&), const char* what) const {
+    if (!o.is_object() || !o.contains(key) || !ok(o.at(key))) fail(prefix + key, what);
+    return o.at(key);
+  }
+  double num(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_number(); }, "a number")
+        .get<double>();
+  }
+  int64_t int64(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_number_integer(); },
+               "an integer").get<int64_t>();
+  }
+  int positive(const json& o, const std::string& key, const std::string& prefix) const {
+    auto ok = [](const json& v) {
+      return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 1 << 20;
+    };
+    return int(get(o, key, prefix, ok, "a positive integer").get<int64_t>());
+  }
+  std::string str(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_string(); }, "a string")
+        .get<std::string>();
+  }
+  bool boolean(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_boolean(); }, "true or false")
+        .get<bool>();
+  }
+  const json& object(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_object(); }, "an object");
+  }
+  const json& list(const json& o, const std::string& key, const std::string& prefix = "") const {
+    return get(o, key, prefix, [](const json& v) { return v.is_array(); }, "a list");
+  }
+  std::vector<std::string> strings(const json& o, const std::string& key,
+                                   const std::string& prefix = "") const {
+    auto ok = [](const json& v) {
+      return v.is_array() &&
+             std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+    };
+    return get(o, key, prefix, ok, "a list of strings").get<std::vector<std::string>>();
+  }
+  UkSizes sizes(const json& o, const std::string& prefix, bool with_h) const {
+    const json& s = object(o, "sizes", prefix);
+    std::string p = prefix + "sizes.";
+    UkSizes u;
+    u.k = positive(s, "k", p);
+    u.c = positive(s, "c", p);
+    u.w = positive(s, "w", p);
+    u.h = with_h ? positive(s, "h", p) : 0;
+    u.r = positive(s, "r", p);
+    u.s = positive(s, "s", p);
+    return u;
+  }
+
+ private:
+  std::string origin_;
+};
+
+const char* const kStatuses[] = {"ok", "compile_error", "crash", "timeout", "wrong_result"};
+
+}  // namespace
+
+json table_to_json(const ClassTable& t) {
+  json j;
+  j["format_version"] = kTableFormatVersion;
+  j["isa"] = t.isa;
+  const MachineInfo& m = t.machine;
+  j["machine"] = {{"cpu_model", m.cpu_model},
+                  {"isa_flags", m.isa_flags},
+                  {"cores", m.cores},
+                  {"cache", {{"l1d_bytes", m.l1d_bytes},
+                             {"l2_bytes", m.l2_bytes},
+                             {"l3_bytes", m.l3_bytes}}},
+                  {"fingerprint", m.fingerprint()}};
+  j["compiler"] = {{"command", t.compiler.command},
+                   {"version", t.compiler.version},
+                   {"flags", t.compiler.flags}};
+  j["created"] = t.created;
+  j["tool_version"] = t.tool_version;
+  j["peak_gflops"] = round2(t.peak_gflops);
+  j["peak"] = {{"start_gflops", round2(t.peak_start_gflops)},
+               {"end_gflops", round2(t.peak_end_gflops)}};
+  j["threshold"] = t.threshold;
+  j["quick"] = t.quick;
+  if (t.emulated) j["emulated"] = true;
+  j["counters"] = t.counters;
+  j["wall_seconds"] = round2(t.wall_seconds);
+  json uks = json::array();
+  for (const UkRecord& r : t.microkernels)
+    uks.push_back({{"name", r.name},
+                   {"sizes", sizes_json(r.sizes, true)},
+                   {"status", r.status},
+                   {"gflops", round2(r.gflops)},
+                   {"percent_peak", round2(r.percent_peak)},
+                   {"selected", r.selected}});
+  j["microkernels"] = uks;
+  json classes = json::array();
+  for (const UkClass& c : t.classes)
+    classes.push_back({{"sizes", sizes_json(c.sizes, false)}, {"h", c.h}});
+  j["classes"] = classes;
+  return j;
+}
+
+ClassTable table_from_json(const json& j, const std::string& origin) {
+  const std::string rerun = "re-run 'convtune profile' to rewrite it";
+  if (!j.is_object())
+    throw Error(fmt::format("class table {}: not a JSON object; {}", origin, rerun));
+  if (j.contains("placeholder") && j["placeholder"] == true)
+    throw Error(fmt::format(
+        "class table {} is a placeholder without measurements; run 'convtune profile' to make one",
+        origin));
+  Reader rd(origin);
+  ClassTable t;
+  t.format_version = int(rd.int64(j, "format_version"));
+  if (t.format_version != kTableFormatVersion)
+    throw Error(fmt::format("class table {} has format_version {}, but this convtune reads "
+                            "format_version {}; {}",
+                            origin, t.format_version, kTableFormatVersion, rerun));
+  t.isa = rd.str(j, "isa");
+  const json& m = rd.object(j, "machine");
+  t.machine.cpu_model = rd.str(m, "cpu_model", "machine.");
+  t.machine.isa_flags = rd.strings(m, "isa_flags", "machine.");
+  t.machine.cores = int(rd.int64(m, "cores", "machine."));
+  const json& cache = rd.object(m, "cache", "machine.");
+  t.machine.l1d_bytes = rd.int64(cache, "l1d_bytes", "machine.cache.");
+  t.machine.l2_bytes = rd.int64(cache, "l2_bytes", "machine.cache.");
+  t.machine.l3_bytes = rd.int64(cache, "l3_bytes", "machine.cache.");
+  const json& cc = rd.object(j, "compiler");
+  t.compiler.command = rd.str(cc, "command", "compiler.");
+  t.compiler.version = rd.str(cc, "version", "compiler.");
+  t.compiler.flags = rd.strings(cc, "flags", "compiler.");
+  t.created = rd.str(j, "created");
+  t.tool_version = rd.str(j, "tool_version");
+  t.peak_gflops = rd.num(j, "peak_gflops");
+  const json& peak = rd.object(j, "peak");
+  t.peak_start_gflops = rd.num(peak, "start_gflops", "peak.");
+  t.peak_end_gflops = rd.num(peak, "end_gflops", "peak.");
+  t.threshold = rd.num(j, "threshold");
+  t.quick = rd.boolean(j, "quick");
+  t.emulated = j.value("emulated", false);
+  t.counters = rd.str(j, "counters");
+  t.wall_seconds = rd.num(j, "wall_seconds");
+  const json& uks = rd.list(j, "microkernels");
+  for (size_t i = 0; i < uks.size(); ++i) {
+    std::string p = fmt::format("microkernels[{}].", i);
+    UkRecord r;
+    r.name = rd.str(uks[i], "name", p);
+    r.sizes = rd.sizes(uks[i], p, true);
+    r.status = rd.str(uks[i], "status", p);
+    if (std::find(std::begin(kStatuses), std::end(kStatuses), r.status) == std::end(kStatuses))
+      rd.fail(p + "status", "one of ok, compile_error, crash, timeout, wrong_result");
+    r.gflops = rd.num(uks[i], "gflops", p);
+    r.percent_peak = rd.num(uks[i], "percent_peak", p);
+    r.selected = rd.boolean(uks[i], "selected", p);
+    t.microkernels.push_back(r);
+  }
+  const json& classes = rd.list(j, "classes");
+  for (size_t i = 0; i < classes.size(); ++i) {
+    std::string p = fmt::format("classes[{}].", i);
+    UkClass c;
+    c.sizes = rd.sizes(classes[i], p, false);
+    const json& hs = rd.list(classes[i], "h", p);
+    for (size_t k = 0; k < hs.size(); ++k) {
+      if (!hs[k].is_number_integer() || hs[k].get<int64_t>() < 1 || hs[k].get<int64_t>() > 1 << 20)
+        rd.fail(fmt::format("{}h[{}]", p, k), "a positive integer");
+      c.h.push_back(int(hs[k].get<int64_t>()));
+    }
+    t.classes.push_back(c);
+  }
+  t.origin = origin;
+  return t;
+}
+
+}  // namespace convtune
