@@ -125,13 +125,16 @@ json table_to_json(const ClassTable& t) {
   j["counters"] = t.counters;
   j["wall_seconds"] = round2(t.wall_seconds);
   json uks = json::array();
-  for (const UkRecord& r : t.microkernels)
-    uks.push_back({{"name", r.name},
-                   {"sizes", sizes_json(r.sizes, true)},
-                   {"status", r.status},
-                   {"gflops", round2(r.gflops)},
-                   {"percent_peak", round2(r.percent_peak)},
-                   {"selected", r.selected}});
+  for (const UkRecord& r : t.microkernels) {
+    json u = {{"name", r.name},
+              {"sizes", sizes_json(r.sizes, true)},
+              {"status", r.status},
+              {"gflops", round2(r.gflops)},
+              {"percent_peak", round2(r.percent_peak)},
+              {"selected", r.selected}};
+    if (!r.counters.empty()) u["counters"] = r.counters;  // only where the machine has them
+    uks.push_back(u);
+  }
   j["microkernels"] = uks;
   json classes = json::array();
   for (const UkClass& c : t.classes)
@@ -191,6 +194,13 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
     r.gflops = rd.num(uks[i], "gflops", p);
     r.percent_peak = rd.num(uks[i], "percent_peak", p);
     r.selected = rd.boolean(uks[i], "selected", p);
+    if (uks[i].contains("counters")) {
+      if (!uks[i]["counters"].is_array()) rd.fail(p + "counters", "a list of integers");
+      for (const auto& c : uks[i]["counters"]) {
+        if (!c.is_number_integer()) rd.fail(p + "counters", "a list of integers");
+        r.counters.push_back(c.get<long long>());
+      }
+    }
     t.microkernels.push_back(r);
   }
   const json& classes = rd.list(j, "classes");

@@ -59,6 +59,7 @@ std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
 struct Measured {
   std::string status = "crash";
   double gflops = 0;
+  std::vector<long long> counters;  // per call, in Counters::names() order; empty when absent
 };
 
 // Child side: measure ks[todo[from..]] of one shared object, one line each:
@@ -73,6 +74,7 @@ int measure_unit_child(int fd, const Isa& isa, const std::vector<UkSizes>& ks, s
   auto fns = reinterpret_cast<const Fn*>(lib.symbol("ct_profile_fns"));
   std::mt19937 rng(12345);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  Counters counters;
   for (size_t pos = from; pos < todo.size(); ++pos) {
     const size_t i = todo[pos];
     const UkSizes& u = ks[i];
@@ -99,9 +101,13 @@ int measure_unit_child(int fd, const Isa& isa, const std::vector<UkSizes>& ks, s
     TimingProtocol p;
     p.min_ms = opt.min_ms;
     p.repeat = opt.repeat;
-    Timing t = time_calls([&] { fn(in.data(), w.data(), out.data(), kProfileNc, 1); }, p);
+    Timing t = time_calls([&] { fn(in.data(), w.data(), out.data(), kProfileNc, 1); }, p, &counters);
     double flops = 2.0 * double(u.fmas()) * isa.lanes * kProfileNc;
-    write_line(fd, fmt::format("{} ok {:.4f}", pos, flops / t.median_s * 1e-9));
+    std::string line = fmt::format("{} ok {:.4f}", pos, flops / t.median_s * 1e-9);
+    // Counters (where the machine has them) per call: summed over the kept samples.
+    const double calls = double(t.calls_per_sample) * double(t.samples_s.size());
+    for (long long c : t.counters) line += fmt::format(" {}", std::llround(double(c) / calls));
+    write_line(fd, line);
   }
   return 0;
 }
@@ -121,6 +127,7 @@ void measure_unit(const Isa& isa, const std::vector<UkSizes>& ks, size_t base, c
           size_t pos;
           Measured m;
           if (ss >> pos >> m.status >> m.gflops && pos < todo.size()) {
+            for (long long c; ss >> c;) m.counters.push_back(c);
             done(todo[pos], m);
             got = pos + 1;
           }
@@ -280,6 +287,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
     r.sizes = ks[i];
     r.status = res[i].status;
     r.gflops = res[i].gflops;
+    r.counters = res[i].counters;
     r.percent_peak = 100.0 * r.gflops / t.peak_gflops;
     t.microkernels.push_back(r);
   }

@@ -226,6 +226,23 @@ TEST(ClassTableTest, MissingKey) {
                 "rewrite it");
 }
 
+// Where the machine has counters, each microkernel carries them per call.
+TEST(ClassTableTest, CountersRoundTripOnlyWherePresent) {
+  ClassTable t = sample_table();
+  t.counters = "PAPI_TOT_CYC,PAPI_L1_DCM";
+  t.microkernels[0].counters = {14336, 3};
+  nlohmann::json j = table_to_json(t);
+  EXPECT_EQ(j["microkernels"][0]["counters"], nlohmann::json::parse("[14336, 3]"));
+  EXPECT_FALSE(j["microkernels"][1].contains("counters"));
+  ClassTable back = table_from_json(j, "memory");
+  EXPECT_EQ(back.microkernels[0].counters, (std::vector<long long>{14336, 3}));
+  EXPECT_TRUE(back.microkernels[1].counters.empty());
+  j["microkernels"][0]["counters"] = "many";
+  EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
+            "class table t.json: key 'microkernels[0].counters' is missing or not a list of integers; "
+            "re-run 'convtune profile' to rewrite it");
+}
+
 TEST(ClassTableTest, BadNestedKeyIsNamedWithItsPath) {
   nlohmann::json j = table_to_json(sample_table());
   j["microkernels"][2]["sizes"]["w"] = "x";

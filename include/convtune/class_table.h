@@ -28,6 +28,7 @@ struct UkRecord {
   double gflops = 0;
   double percent_peak = 0;  // 0..100+
   bool selected = false;
+  std::vector<long long> counters;  // per call, names in ClassTable::counters; empty when absent
 };
 
 struct UkClass {
