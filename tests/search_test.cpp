@@ -342,10 +342,12 @@ TEST(Strategies, OpEvoFollowsItsParameters) {
 // --------------------------------------------------------------------- csa
 
 // Hand-checked 001 §4.1 on K=64, C=16, 8x8, 3x3 with one microkernel
-// k2c1w4h2 (N_win = 8, N_f = 32) and 32 KiB / 1 MiB / 32 MiB caches:
-// Eq. 2: 1440 N_c + 1024 <= 26214.4 -> N_c = 16. #IN = 8, #FS = 2.
-// IS: K2 = 2, K3 = 8, cost 300*1152 + 10*4032 = 385920.
-// WS: K2 = 8, K3 = 2, cost 300*1152 + 10*576 = 351360 -> weight-stationary.
+// k2c1w4h2r1s1 (N_win = 8, N_f = 32) and 32 KiB / 1 MiB / 32 MiB caches.
+// A call covers r*s = 1 filter tap (the R x S loops sit above the reuse loop):
+// Eq. 1: IN 32 N_c, FS 128 N_c, OUT 1024 bytes.
+// Eq. 2: 160 N_c + 1024 <= 26214.4 -> N_c = 16 (all of C). #IN = 8, #FS = 2.
+// IS: K2 = 2, K3 = 8, cost 300*128 + 10*448 = 42880.
+// WS: K2 = 8, K3 = 2, cost 300*128 + 10*64 = 39040 -> weight-stationary.
 TEST(Csa, HandCheckedPlan) {
   ClassTable t;
   t.isa = "avx512";
@@ -364,10 +366,29 @@ TEST(Csa, HandCheckedPlan) {
   EXPECT_EQ(p.info["K2"], 8);
   EXPECT_EQ(p.info["K3"], 2);
   EXPECT_EQ(p.info["schedule"], "weight-stationary");
-  EXPECT_DOUBLE_EQ(p.info["cost_is"].get<double>(), 385920);
-  EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 351360);
+  EXPECT_DOUBLE_EQ(p.info["cost_is"].get<double>(), 42880);
+  EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 39040);
   EXPECT_EQ(p.info["l1d_bytes"], 32768);
   EXPECT_EQ(p.info["caches"], "machine (sysfs)");
+}
+
+// The reuse loop holds the accumulators over N_c channels of r*s taps, not
+// of the full R x S filter: with C = 256 Eq. 2 gives 160 N_c + 1024 <=
+// 26214.4 -> N_c = 128 (R*S in Eq. 1 would give 1440 N_c -> 16, the
+// accumulators reloaded every 16 FMAs).
+TEST(Csa, ReuseLoopCoversTheMicrokernelTapsOnly) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
+  t.select_and_classify();
+  Space sp = build_space(parse_shape("K=64,C=256,H=8,R=3"), t, 16);
+  SearchOptions o;
+  o.l1d_bytes = 32 << 10;
+  o.l2_bytes = 1 << 20;
+  o.l3_bytes = 32 << 20;
+  CsaPlan p = csa_plan(sp, o);
+  EXPECT_EQ(p.info["N_c"], 128);
+  EXPECT_NE(to_string(p.config).find("T(128,c), U(4,w)"), std::string::npos) << to_string(p.config);
 }
 
 TEST(Csa, ValidForEveryZooLayer) {

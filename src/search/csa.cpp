@@ -1,8 +1,14 @@
 // 001 §4.1: SConv's Convolution Slicing Analysis, mapped into our space.
 // A CSA tile is what one microkernel call covers (N_win = w*h output
-// windows, N_f = k*lanes filters) over N_c channels and the full R x S
-// filter. N_c, K2 and K3 come from the L1/L2/L3 capacity constraints
-// (Eq. 1-5); input- or weight-stationary from the cost model (Eq. 6-14).
+// windows, N_f = k*lanes filters) over N_c channels and the filter taps the
+// accumulators stay in registers for. SConv's microkernel holds them over the
+// full R x S filter; ours holds them over the c reuse loop only (000 §4.2),
+// with the R/r x S/s filter loops above it, so a call covers r x s taps and
+// Eq. 1 uses r*s, not R*S. Keeping R*S there made N_c 9x too small on 3x3
+// layers: accumulators reloaded every few FMAs, 21-77% of the best found
+// (bench/results/convergence). N_c, K2 and K3 come from the L1/L2/L3
+// capacity constraints (Eq. 1-5); input- or weight-stationary from the cost
+// model (Eq. 6-14).
 // Our space has no partial tiles (000 §3.2), so every count is the largest
 // *divisor* that fits, not the largest value plus "extra" tiles.
 #include <algorithm>
@@ -97,7 +103,6 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
   const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
   const double l3 = double(opt.l3_bytes > 0 ? opt.l3_bytes : 4 << 20);
-  const double rs = double(sh.R * sh.S);
 
   std::vector<Plan> plans;
   for (size_t i = 0; i < space.choices.size(); ++i) {
@@ -108,6 +113,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     p.nf = ch.uk.k * space.lanes;
     p.n_in = space.remaining(ch, Dim::h) * space.remaining(ch, Dim::w);  // Eq. 3 (per image)
     p.n_fs = space.remaining(ch, Dim::k);
+    const double rs = double(ch.uk.r * ch.uk.s);  // taps under the accumulators (see top)
     auto bytes = [&](int64_t nc) {  // Eq. 1
       return std::make_tuple(double(p.nwin * nc) * rs * kDt, double(p.nf * nc) * rs * kDt, double(p.nwin * p.nf) * kDt);
     };
