@@ -341,6 +341,20 @@ TEST(Strategies, OpEvoFollowsItsParameters) {
 
 // --------------------------------------------------------------------- csa
 
+// The CSA plan for a shape with the one microkernel k2c1w4h2 and
+// 32 KiB / 1 MiB / 32 MiB caches.
+CsaPlan csa_of_one_microkernel(const std::string& shape) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
+  t.select_and_classify();
+  SearchOptions o;
+  o.l1d_bytes = 32 << 10;
+  o.l2_bytes = 1 << 20;
+  o.l3_bytes = 32 << 20;
+  return csa_plan(build_space(parse_shape(shape), t, 16), o);
+}
+
 // Hand-checked 001 §4.1 on K=64, C=16, 8x8, 3x3 with one microkernel
 // k2c1w4h2r1s1 (N_win = 8, N_f = 32) and 32 KiB / 1 MiB / 32 MiB caches.
 // A call covers r*s = 1 filter tap (the R x S loops sit above the reuse loop):
@@ -349,16 +363,7 @@ TEST(Strategies, OpEvoFollowsItsParameters) {
 // IS: K2 = 2, K3 = 8, cost 300*128 + 10*448 = 42880.
 // WS: K2 = 8, K3 = 2, cost 300*128 + 10*64 = 39040 -> weight-stationary.
 TEST(Csa, HandCheckedPlan) {
-  ClassTable t;
-  t.isa = "avx512";
-  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
-  t.select_and_classify();
-  Space sp = build_space(parse_shape("K=64,C=16,H=8,R=3"), t, 16);
-  SearchOptions o;
-  o.l1d_bytes = 32 << 10;
-  o.l2_bytes = 1 << 20;
-  o.l3_bytes = 32 << 20;
-  CsaPlan p = csa_plan(sp, o);
+  CsaPlan p = csa_of_one_microkernel("K=64,C=16,H=8,R=3");
   EXPECT_EQ(to_string(p.config), "[T(2,k), T(4,h), T(2,w), T(3,r), T(3,s), T(16,c), U(4,w), U(2,h), U(2,k), V(k)]");
   EXPECT_EQ(p.info["N_c"], 16);
   EXPECT_EQ(p.info["N_win"], 8);
@@ -377,16 +382,7 @@ TEST(Csa, HandCheckedPlan) {
 // 26214.4 -> N_c = 128 (R*S in Eq. 1 would give 1440 N_c -> 16, the
 // accumulators reloaded every 16 FMAs).
 TEST(Csa, ReuseLoopCoversTheMicrokernelTapsOnly) {
-  ClassTable t;
-  t.isa = "avx512";
-  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
-  t.select_and_classify();
-  Space sp = build_space(parse_shape("K=64,C=256,H=8,R=3"), t, 16);
-  SearchOptions o;
-  o.l1d_bytes = 32 << 10;
-  o.l2_bytes = 1 << 20;
-  o.l3_bytes = 32 << 20;
-  CsaPlan p = csa_plan(sp, o);
+  CsaPlan p = csa_of_one_microkernel("K=64,C=256,H=8,R=3");
   EXPECT_EQ(p.info["N_c"], 128);
   EXPECT_NE(to_string(p.config).find("T(128,c), U(4,w)"), std::string::npos) << to_string(p.config);
 }
