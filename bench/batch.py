@@ -17,8 +17,10 @@ import csv
 import json
 import math
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -28,28 +30,11 @@ COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", 
            "ratio_convtune_onednn", "peak_gflops", "cpu", "machine", "date", "config"]
 
 
-def fail(msg):
-    sys.exit(f"batch: error: {msg}")
+fail = benchlib.make_fail("batch")
 
 
 def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
-        fail(f"{' '.join(cmd[:4])} ... failed: {last}")
-    return p.stdout
-
-
-def read_log(path):
-    recs = []
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass  # a torn last line from a killed run
-    return recs
+    return benchlib.run(cmd, "batch")
 
 
 def best_of(recs, n):
@@ -82,7 +67,7 @@ def row_for(a, net, name, sel, trials):
     timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat)] + a.cpu
     run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
                                        "--no-onednn"] + (["--resume"] if a.resume else []) + timing + a.tune_args.split())
-    recs = read_log(os.path.join(tdir, "log.jsonl"))
+    recs = benchlib.read_log(os.path.join(tdir, "log.jsonl"))
     cache = os.path.join(a.out, "bench", name + ".json")
     b = None
     if a.resume and os.path.exists(cache):

@@ -24,41 +24,16 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CHECKPOINTS = (10, 20, 50, 100)
 GOAL = (95.0, 20)  # the compass: some strategy at 95% of the best within 20 trials
 
 
-def fail(msg):
-    sys.exit(f"convergence: error: {msg}")
-
-
-def read_log(path):
-    recs = []
-    try:
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    try:
-                        recs.append(json.loads(line))
-                    except ValueError:
-                        pass  # a torn last line from a killed run
-    except OSError:
-        pass
-    return recs
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+fail = benchlib.make_fail("convergence")
 
 
 def run_one(a, layer, strategy, seed):
@@ -136,7 +111,7 @@ def main():
         for s in strategies:
             for seed in seeds:
                 d = os.path.join(a.out, layer, s, f"seed{seed}")
-                recs = read_log(os.path.join(d, "log.jsonl"))[: a.trials]
+                recs = benchlib.read_log(os.path.join(d, "log.jsonl"))[: a.trials]
                 if not recs:
                     continue
                 try:
@@ -169,7 +144,7 @@ def main():
         w.writeheader()
         w.writerows(rows)
 
-    machine = cpu_model()
+    machine = benchlib.cpu_model()
     date = max(dates) if dates else datetime.date.today().isoformat()
     med = statistics.median
     lines = [f"# Convergence of the search strategies",
@@ -209,13 +184,8 @@ def main():
         f.write(table)
     print(table)
 
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("convergence: python3-matplotlib is missing; no figure (sudo apt-get install python3-matplotlib)",
-              file=sys.stderr)
+    plt = benchlib.plt("convergence", optional=True)
+    if plt is None:
         return 1 if failed else 0
     shown = [l for l in layers if l in curves]
     cols = min(3, len(shown))

@@ -14,39 +14,19 @@ A LOG may be a log.jsonl or a directory searched for them. Output: bench/results
 import argparse
 import csv
 import datetime
-import json
 import math
 import os
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def fail(msg):
-    sys.exit(f"figures: error: {msg}")
-
-
-def plt():
-    try:
-        import matplotlib
-    except ImportError:
-        fail("python3-matplotlib is missing; install it (sudo apt-get install python3-matplotlib)")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as p
-    return p
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
+fail = benchlib.make_fail("figures")
 
 
 def log_paths(args):
@@ -65,16 +45,7 @@ def log_paths(args):
 
 
 def read_log(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
-    if not recs:
-        fail(f"log '{path}' holds no records; tune first")
-    return recs
+    return benchlib.read_log(path, missing_ok=False, empty_fails="figures")
 
 
 def title(what, machine, peaks, dates):
@@ -103,7 +74,7 @@ def fig9(a):
         fail(f"cannot read the batch CSV ({e}); run bench/batch.py first")
     if not rows:
         fail(f"{a.inputs[0]} has no rows; run bench/batch.py first")
-    p = plt()
+    p = benchlib.plt("figures")
     nets = list(dict.fromkeys(r["network"] for r in rows))
     series = [("best20_pct", "convtune best of 20"), ("convtune_pct", "convtune best of N"),
               ("onednn_pct", "oneDNN"), ("blas_pct", "im2col+OpenBLAS")]
@@ -130,7 +101,7 @@ def fig10(a):
     layers = sorted({r["layer"] for _, recs in logs for r in recs})
     if len(layers) != 1:
         fail(f"fig10 draws one layer; these logs hold {', '.join(layers)}")
-    p = plt()
+    p = benchlib.plt("figures")
     fig, ax = p.subplots(figsize=(8, 5))
     runs = {}
     for _, recs in logs:
@@ -150,7 +121,8 @@ def fig10(a):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     recs = [r for _, x in logs for r in x]
-    ax.set_title(title(f"Fig. 10: convergence on {layers[0]}, best so far of {len(logs)} runs", a.machine or cpu_model(),
+    ax.set_title(title(f"Fig. 10: convergence on {layers[0]}, best so far of {len(logs)} runs",
+                       a.machine or benchlib.cpu_model(),
                        [r["peak_gflops"] for r in recs if r.get("peak_gflops")],
                        [r.get("timestamp", "")[:10] for r in recs if r.get("timestamp")]), fontsize=10)
     save(fig, a.out, f"fig10-{layers[0]}.png")
@@ -163,7 +135,7 @@ def fig11(a):
             by_layer.setdefault(r["layer"], []).append(r)
     names = sorted(by_layer, key=lambda n: (n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])
                                             if n.rsplit("-", 1)[-1].isdigit() else 0, n))
-    p = plt()
+    p = benchlib.plt("figures")
     cols = min(4, len(names))
     rows = math.ceil(len(names) / cols)
     fig, axes = p.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.8), squeeze=False, sharex=True)
@@ -186,7 +158,8 @@ def fig11(a):
         ax.set_ylabel("fraction of draws above x")
     for ax in axes[-1, :]:
         ax.set_xlabel("% of measured peak")
-    fig.suptitle(title("Fig. 11: distribution of sampled performance (red: best draw)", a.machine or cpu_model(),
+    fig.suptitle(title("Fig. 11: distribution of sampled performance (red: best draw)",
+                       a.machine or benchlib.cpu_model(),
                        [r["peak_gflops"] for r in recs_all if r.get("peak_gflops")],
                        [r.get("timestamp", "")[:10] for r in recs_all if r.get("timestamp")]), fontsize=10)
     save(fig, a.out, "fig11.png")

@@ -10,11 +10,15 @@ import json
 import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
+
+fail = benchlib.make_fail("heatmap")
 
 
 def main():
@@ -28,14 +32,14 @@ def main():
             t = json.load(f)
         kernels = t["microkernels"]
     except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"heatmap: error: cannot read class table {a.table}: {e}; run 'convtune profile' first")
+        fail(f"cannot read class table {a.table}: {e}; run 'convtune profile' first")
     cell = {}
     for m in kernels:
         s = m["sizes"]
         if s["c"] == s["r"] == s["s"] == s["w"] == 1:
             cell[(s["k"], s["h"])] = (m["percent_peak"], m["selected"])
     if not cell:
-        sys.exit("heatmap: error: the table has no microkernel with c = r = s = w = 1")
+        fail("the table has no microkernel with c = r = s = w = 1")
     kmax = max(k for k, _ in cell)
     hmax = max(h for _, h in cell)
     grid = [[float("nan")] * kmax for _ in range(hmax)]

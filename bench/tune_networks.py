@@ -12,32 +12,18 @@ Layers listed in --short (default yolo9000-23) get --short-trials (default 20).
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
 def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit(f"tune_networks: error: {' '.join(cmd)} failed:\n{p.stderr.strip()}")
-    return p.stdout
-
-
-def read_log(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass  # a torn last line from a killed run
-    return recs
+    return benchlib.run(cmd, "tune_networks", whole_stderr=True)
 
 
 def main():
@@ -65,7 +51,7 @@ def main():
         res = json.loads(run([a.convtune, "tune", "--layer", name, "--trials", str(trials), "--seed", str(a.seed),
                               "--out", out, "--resume", "--json", "-q"] + a.extra.split()))
         wall = time.time() - t0
-        recs = read_log(os.path.join(out, "log.jsonl"))
+        recs = benchlib.read_log(os.path.join(out, "log.jsonl"), missing_ok=False)
         peak = res["peak_gflops"]
         ok = [r for r in recs if r["status"] == "ok"]
 
