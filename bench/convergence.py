@@ -40,6 +40,17 @@ def run_one(a, layer, strategy, seed):
     """Runs (or resumes) one tuning; returns this call's wall time, accumulated in wall.json."""
     out = os.path.join(a.out, layer, strategy, f"seed{seed}")
     os.makedirs(out, exist_ok=True)
+    side = os.path.join(out, "wall.json")
+    try:
+        with open(side) as f:
+            done = json.load(f)
+    except (OSError, ValueError):
+        done = {}
+    # A finished run is not resumed again: that would only add the tuner's start-up to its wall time.
+    # (csa stops after its one configuration; older wall.json files lack "trials".)
+    if done.get("trials", 0) >= a.trials or (done and (strategy == "csa" or len(benchlib.read_log(
+            os.path.join(out, "log.jsonl"))) >= a.trials)):
+        return True
     cmd = [a.convtune, "tune", "--layer", layer, "--search", strategy, "--seed", str(seed), "--trials",
            str(a.trials), "--out", out, "--resume", "--json", "-q"] + a.skip_onednn + shlex.split(a.extra)
     t0 = time.time()
@@ -50,14 +61,8 @@ def run_one(a, layer, strategy, seed):
     if p.returncode != 0:
         print(f"convergence: {layer} {strategy} seed {seed} failed: {p.stderr.strip()}", file=sys.stderr)
         return False
-    side = os.path.join(out, "wall.json")
-    try:
-        with open(side) as f:
-            total = json.load(f)["wall_s"]
-    except (OSError, ValueError, KeyError):
-        total = 0.0
     with open(side, "w") as f:
-        json.dump({"wall_s": total + wall}, f)
+        json.dump({"wall_s": done.get("wall_s", 0.0) + wall, "trials": a.trials}, f)
     return True
 
 
