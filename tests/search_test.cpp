@@ -18,20 +18,8 @@
 namespace convtune {
 namespace {
 
-UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1) {
-  UkSizes u;
-  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
-  return u;
-}
-
-UkRecord rec(UkSizes u, double percent) {
-  UkRecord r;
-  r.name = ukernel_name(u, "avx512");
-  r.sizes = u;
-  r.percent_peak = percent;
-  r.gflops = percent * 1.5;
-  return r;
-}
+using test::uk;
+using test::uk_record;
 
 // Two classes: k1c1w1 with h {2,3} (pairs 1x2+1x3, 2x2+2x3 for Ho = 10) and
 // k2c1w2 with h {1,2}: 11 choices, 3 singles and 8 pairs.
@@ -39,7 +27,7 @@ ClassTable small_table() {
   ClassTable t;
   t.isa = "avx512";
   t.peak_gflops = 150;
-  t.microkernels = {rec(uk(1, 1, 1, 2), 90), rec(uk(1, 1, 1, 3), 90), rec(uk(2, 1, 2, 1), 90), rec(uk(2, 1, 2, 2), 85)};
+  t.microkernels = {uk_record(uk(1, 1, 1, 2), 90), uk_record(uk(1, 1, 1, 3), 90), uk_record(uk(2, 1, 2, 1), 90), uk_record(uk(2, 1, 2, 2), 85)};
   t.select_and_classify();
   return t;
 }
@@ -346,7 +334,7 @@ TEST(Strategies, OpEvoFollowsItsParameters) {
 CsaPlan csa_of_one_microkernel(const std::string& shape) {
   ClassTable t;
   t.isa = "avx512";
-  t.microkernels = {rec(uk(2, 1, 4, 2), 90)};
+  t.microkernels = {uk_record(uk(2, 1, 4, 2), 90)};
   t.select_and_classify();
   SearchOptions o;
   o.l1d_bytes = 32 << 10;

@@ -9,25 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "convtune/error.h"
+#include "test_util.h"
 
 namespace convtune {
 namespace {
 
-UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1) {
-  UkSizes u;
-  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
-  return u;
-}
-
-UkRecord rec(UkSizes u, double percent, const std::string& status = "ok") {
-  UkRecord r;
-  r.name = ukernel_name(u, "avx512");
-  r.sizes = u;
-  r.status = status;
-  r.percent_peak = percent;
-  r.gflops = percent * 1.5;
-  return r;
-}
+using test::uk;
+using test::uk_record;
 
 ClassTable table_of(const std::vector<UkRecord>& recs) {
   ClassTable t;
@@ -43,11 +31,11 @@ ClassTable table_of(const std::vector<UkRecord>& recs) {
 // few single microkernels (one below the threshold).
 ClassTable yolo_table() {
   std::vector<UkRecord> recs;
-  for (int h = 8; h <= 15; ++h) recs.push_back(rec(uk(2, 1, 1, h), 85 + h % 3));
-  recs.push_back(rec(uk(1, 1, 2, 2), 82));      // divides 34
-  recs.push_back(rec(uk(2, 1, 12, 1), 88));     // w=12 does not divide 34
-  recs.push_back(rec(uk(1, 1, 1, 17), 40));     // divides, but not selected
-  recs.push_back(rec(uk(1, 1, 1, 1), 99, "crash"));
+  for (int h = 8; h <= 15; ++h) recs.push_back(uk_record(uk(2, 1, 1, h), 85 + h % 3));
+  recs.push_back(uk_record(uk(1, 1, 2, 2), 82));      // divides 34
+  recs.push_back(uk_record(uk(2, 1, 12, 1), 88));     // w=12 does not divide 34
+  recs.push_back(uk_record(uk(1, 1, 1, 17), 40));     // divides, but not selected
+  recs.push_back(uk_record(uk(1, 1, 1, 1), 99, "crash"));
   return table_of(recs);
 }
 
@@ -141,9 +129,9 @@ TEST(Space, FallbackToTheBestNonSelectedThatDivides) {
   Shape sh = parse_shape("K=64,C=8,H=34,R=1");
   // Selected: h=8 only (no pair, 8 does not divide 34). Non-selected: h=2 and
   // h=17 divide; the faster h=17 wins; a crashed faster one is ignored.
-  ClassTable t = table_of({rec(uk(2, 1, 1, 8), 90), rec(uk(1, 1, 1, 2), 50),
-                           rec(uk(1, 1, 1, 17), 60), rec(uk(1, 1, 1, 34), 70, "crash"),
-                           rec(uk(1, 1, 3, 1), 75)});
+  ClassTable t = table_of({uk_record(uk(2, 1, 1, 8), 90), uk_record(uk(1, 1, 1, 2), 50),
+                           uk_record(uk(1, 1, 1, 17), 60), uk_record(uk(1, 1, 1, 34), 70, "crash"),
+                           uk_record(uk(1, 1, 3, 1), 75)});
   Space sp = build_space(sh, t, 16);
   ASSERT_EQ(sp.choices.size(), 1u);
   EXPECT_TRUE(sp.choices[0].fallback);
@@ -159,8 +147,8 @@ TEST(Space, FallbackToTheBestNonSelectedThatDivides) {
 
 TEST(Space, NoMicrokernelDividesThrows) {
   Shape sh = parse_shape("K=64,C=8,H=34,R=1");
-  ClassTable t = table_of({rec(uk(2, 1, 1, 8), 90), rec(uk(1, 1, 1, 3), 50),
-                           rec(uk(1, 1, 1, 17), 90, "timeout")});
+  ClassTable t = table_of({uk_record(uk(2, 1, 1, 8), 90), uk_record(uk(1, 1, 1, 3), 50),
+                           uk_record(uk(1, 1, 1, 17), 90, "timeout")});
   try {
     build_space(sh, t, 16);
     FAIL() << "expected an Error";
@@ -204,7 +192,7 @@ TEST(Space, SameSeedSameSequence) {
 // Ho = 5 = 1*2 + 1*3: only one pair, no single; k and c have 2 left each.
 Space tiny_pair_space() {
   return build_space(parse_shape("K=32,C=2,H=5,W=1,R=1"),
-                     table_of({rec(uk(1, 1, 1, 2), 90), rec(uk(1, 1, 1, 3), 90)}), 16);
+                     table_of({uk_record(uk(1, 1, 1, 2), 90), uk_record(uk(1, 1, 1, 3), 90)}), 16);
 }
 
 TEST(Space, EveryLseqSlotIsReached) {
@@ -236,8 +224,8 @@ TEST(Space, EveryLseqSlotIsReached) {
 TEST(Space, SizeMatchesExhaustiveSampling) {
   Shape sh = parse_shape("K=32,C=4,H=4,W=1,R=1");
   // Class k1c1w1 with h {1,2} (pair 2x1+1x2 = 4), and class k2c1w1 with h {1}.
-  ClassTable t = table_of({rec(uk(1, 1, 1, 1), 90), rec(uk(1, 1, 1, 2), 90),
-                           rec(uk(2, 1, 1, 1), 90), rec(uk(2, 2, 1, 4), 30)});
+  ClassTable t = table_of({uk_record(uk(1, 1, 1, 1), 90), uk_record(uk(1, 1, 1, 2), 90),
+                           uk_record(uk(2, 1, 1, 1), 90), uk_record(uk(2, 2, 1, 4), 30)});
   Space sp = build_space(sh, t, 16);
   int pairs = 0;
   for (const UkChoice& ch : sp.choices) pairs += ch.pair;

@@ -10,7 +10,25 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "convtune/ukernel.h"
+
 namespace convtune::test {
+
+UkSizes uk(int k, int c, int w, int h, int r, int s) {
+  UkSizes u;
+  u.k = k, u.c = c, u.w = w, u.h = h, u.r = r, u.s = s;
+  return u;
+}
+
+UkRecord uk_record(UkSizes u, double percent, const std::string& status) {
+  UkRecord r;
+  r.name = ukernel_name(u, "avx512");
+  r.sizes = u;
+  r.status = status;
+  r.percent_peak = percent;
+  r.gflops = percent * 1.5;
+  return r;
+}
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");

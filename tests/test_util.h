@@ -2,6 +2,7 @@
 // Helpers shared by the tests: temporary directories and running the CLI.
 #include <string>
 
+#include "convtune/class_table.h"
 #include "convtune/error.h"
 
 namespace convtune::test {
@@ -30,6 +31,11 @@ CliResult run_cli(const std::string& args);
 /// Writes text to a file (throws on failure).
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
+
+/// Microkernel sizes, e.g. uk(2, 1, 1, 7) for k2c1w1h7r1s1.
+UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1);
+/// A profiled avx512 microkernel at `percent` of a 150 GFLOP/s peak.
+UkRecord uk_record(UkSizes u, double percent, const std::string& status = "ok");
 
 /// The message of the convtune::Error that f() throws, or "no error".
 template <typename F>
