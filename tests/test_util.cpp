@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "convtune/ukernel.h"
+#include "convtune/offline/ukernel.h"
 
 namespace convtune::test {
 

@@ -2,8 +2,8 @@
 // Helpers shared by the tests: temporary directories and running the CLI.
 #include <string>
 
-#include "convtune/class_table.h"
-#include "convtune/error.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/core/error.h"
 
 namespace convtune::test {
 

@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "convtune/baseline.h"
-#include "convtune/layouts.h"
+#include "convtune/baselines/baseline.h"
+#include "convtune/baselines/layouts.h"
 
 namespace convtune {
 

@@ -1,5 +1,5 @@
 // Built when CMake did not find OpenBLAS.
-#include "convtune/baseline.h"
+#include "convtune/baselines/baseline.h"
 
 namespace convtune {
 

@@ -1,4 +1,4 @@
-#include "convtune/layouts.h"
+#include "convtune/baselines/layouts.h"
 
 namespace convtune {
 

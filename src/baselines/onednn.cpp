@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "convtune/baseline.h"
-#include "convtune/error.h"
-#include "convtune/layouts.h"
+#include "convtune/baselines/baseline.h"
+#include "convtune/core/error.h"
+#include "convtune/baselines/layouts.h"
 
 namespace convtune {
 

@@ -1,5 +1,5 @@
 // Built when CMake did not find oneDNN.
-#include "convtune/baseline.h"
+#include "convtune/baselines/baseline.h"
 
 namespace convtune {
 

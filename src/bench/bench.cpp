@@ -1,7 +1,7 @@
 // `convtune bench`: get convtune's best kernel (log or fresh tune), regenerate
 // and compile it, measure the peak, then in this process pinned to one core:
 // prepare the baselines, check every output against the reference, time each.
-#include "convtune/bench.h"
+#include "convtune/bench/bench.h"
 
 #include <sched.h>
 
@@ -13,16 +13,16 @@
 
 #include <fmt/format.h>
 
-#include "convtune/baseline.h"
-#include "convtune/codegen.h"
-#include "convtune/compiler.h"
-#include "convtune/dynlib.h"
-#include "convtune/error.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/measure.h"
-#include "convtune/peak.h"
-#include "convtune/workdir.h"
+#include "convtune/baselines/baseline.h"
+#include "convtune/online/codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/dynlib.h"
+#include "convtune/core/error.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/measure.h"
+#include "convtune/offline/peak.h"
+#include "convtune/execution/workdir.h"
 
 namespace convtune {
 

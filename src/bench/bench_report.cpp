@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "convtune/bench.h"
+#include "convtune/bench/bench.h"
 
 namespace convtune {
 

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "convtune/isa.h"
+#include "convtune/core/isa.h"
 
 namespace convtune::cli {
 

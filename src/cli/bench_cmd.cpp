@@ -5,9 +5,9 @@
 
 #include "commands.h"
 #include "shape_args.h"
-#include "convtune/bench.h"
-#include "convtune/error.h"
-#include "convtune/search.h"
+#include "convtune/bench/bench.h"
+#include "convtune/core/error.h"
+#include "convtune/search/search.h"
 
 namespace convtune::cli {
 

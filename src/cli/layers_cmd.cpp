@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "convtune/shape.h"
+#include "convtune/core/shape.h"
 
 namespace convtune::cli {
 

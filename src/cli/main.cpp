@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune::cli {
 

@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "convtune/class_table.h"
-#include "convtune/files.h"
-#include "convtune/isa.h"
-#include "convtune/profile.h"
-#include "convtune/table_report.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/core/files.h"
+#include "convtune/core/isa.h"
+#include "convtune/offline/profile.h"
+#include "convtune/offline/table_report.h"
 
 namespace convtune::cli {
 

@@ -1,6 +1,6 @@
 #include "shape_args.h"
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune::cli {
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "convtune/shape.h"
+#include "convtune/core/shape.h"
 
 namespace convtune::cli {
 

@@ -5,10 +5,10 @@
 
 #include "commands.h"
 #include "shape_args.h"
-#include "convtune/error.h"
-#include "convtune/search.h"
-#include "convtune/tune.h"
-#include "convtune/tune_compare.h"
+#include "convtune/core/error.h"
+#include "convtune/search/search.h"
+#include "convtune/online/tune.h"
+#include "convtune/online/tune_compare.h"
 
 namespace convtune::cli {
 

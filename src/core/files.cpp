@@ -1,4 +1,4 @@
-#include "convtune/files.h"
+#include "convtune/core/files.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

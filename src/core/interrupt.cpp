@@ -1,4 +1,4 @@
-#include "convtune/interrupt.h"
+#include "convtune/core/interrupt.h"
 
 #include <csignal>
 

@@ -1,6 +1,6 @@
 // ISA descriptions are JSON data (microkernels/isa/<name>.json), embedded in
 // the binary; adding an ISA is a new file, not new generator code.
-#include "convtune/isa.h"
+#include "convtune/core/isa.h"
 
 #include <sys/utsname.h>
 #if defined(__aarch64__)
@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "convtune/embedded_data.h"
-#include "convtune/error.h"
+#include "convtune/core/embedded_data.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

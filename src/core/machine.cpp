@@ -1,6 +1,6 @@
 // Machine description from /proc/cpuinfo and sysfs. Only what decides
 // microkernel speed goes into the fingerprint: the CPU model and its vector ISA.
-#include "convtune/machine.h"
+#include "convtune/core/machine.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

@@ -1,4 +1,4 @@
-#include "convtune/progress.h"
+#include "convtune/core/progress.h"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // Convolution shapes: FLOP counts, the "K=512,C=256,..." text form and the
 // layer zoo of 000 Fig. 8 (configs/layers.json, embedded in the binary).
-#include "convtune/shape.h"
+#include "convtune/core/shape.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "convtune/embedded_data.h"
-#include "convtune/error.h"
+#include "convtune/core/embedded_data.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 namespace {

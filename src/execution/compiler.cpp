@@ -1,6 +1,6 @@
 // Runs the system compiler; parallel compilation happens while nothing is
 // being measured (the profiler and the tuner alternate the two phases).
-#include "convtune/compiler.h"
+#include "convtune/execution/compiler.h"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
-#include "convtune/subprocess.h"
+#include "convtune/core/error.h"
+#include "convtune/execution/subprocess.h"
 
 namespace convtune {
 

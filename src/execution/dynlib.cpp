@@ -1,8 +1,8 @@
-#include "convtune/dynlib.h"
+#include "convtune/execution/dynlib.h"
 
 #include <dlfcn.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

@@ -1,7 +1,7 @@
 // Generated code of another architecture: cross-compiled static executables
 // with microkernels/emulated_driver.c as main(), run under qemu-user. The
 // driver prints the lines the native children print (runner.cpp, profile.cpp).
-#include "convtune/emulated_runner.h"
+#include "convtune/execution/emulated_runner.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "convtune/embedded_data.h"
-#include "convtune/error.h"
-#include "convtune/peak.h"
-#include "convtune/subprocess.h"
+#include "convtune/core/embedded_data.h"
+#include "convtune/core/error.h"
+#include "convtune/offline/peak.h"
+#include "convtune/execution/subprocess.h"
 
 namespace convtune {
 

@@ -1,8 +1,8 @@
-#include "convtune/measure.h"
+#include "convtune/execution/measure.h"
 
 #include <algorithm>
 
-#include "convtune/timer.h"
+#include "convtune/execution/timer.h"
 
 namespace convtune {
 

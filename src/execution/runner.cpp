@@ -1,4 +1,4 @@
-#include "convtune/runner.h"
+#include "convtune/execution/runner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "convtune/dynlib.h"
-#include "convtune/machine.h"
-#include "convtune/subprocess.h"
-#include "convtune/timer.h"
+#include "convtune/execution/dynlib.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/subprocess.h"
+#include "convtune/execution/timer.h"
 
 namespace convtune {
 

@@ -1,5 +1,5 @@
 // fork/exec with pipes and poll-based time limits.
-#include "convtune/subprocess.h"
+#include "convtune/execution/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

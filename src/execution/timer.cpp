@@ -1,4 +1,4 @@
-#include "convtune/timer.h"
+#include "convtune/execution/timer.h"
 
 #include <papi.h>
 

@@ -1,4 +1,4 @@
-#include "convtune/workdir.h"
+#include "convtune/execution/workdir.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

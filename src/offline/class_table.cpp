@@ -1,7 +1,7 @@
 // The class table (000 §4.1): selection of microkernels into classes, the
 // selected ones whose sizes differ only in h. Its JSON form is in
 // class_table_json.cpp, its files in class_table_files.cpp.
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 #include <algorithm>
 #include <cmath>

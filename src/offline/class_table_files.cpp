@@ -1,6 +1,6 @@
 // Where class tables are read from and written to: files written atomically,
 // the user's cache directory, the tables shipped in the binary.
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 #include <unistd.h>
 #include <pwd.h>
@@ -18,9 +18,9 @@
 
 #include <fmt/format.h>
 
-#include "convtune/embedded_data.h"
-#include "convtune/error.h"
-#include "convtune/machine.h"
+#include "convtune/core/embedded_data.h"
+#include "convtune/core/error.h"
+#include "convtune/core/machine.h"
 
 namespace convtune {
 

@@ -1,5 +1,5 @@
 // The class table's JSON form: a public format, scripts read these keys.
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

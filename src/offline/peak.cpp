@@ -1,15 +1,15 @@
-#include "convtune/peak.h"
+#include "convtune/offline/peak.h"
 
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "convtune/dynlib.h"
-#include "convtune/error.h"
-#include "convtune/machine.h"
-#include "convtune/measure.h"
-#include "convtune/subprocess.h"
-#include "convtune/timer.h"
+#include "convtune/execution/dynlib.h"
+#include "convtune/core/error.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/measure.h"
+#include "convtune/execution/subprocess.h"
+#include "convtune/execution/timer.h"
 
 namespace convtune {
 

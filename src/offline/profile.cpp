@@ -1,6 +1,6 @@
 // Offline stage: generate -> compile (parallel) -> measure (one at a time,
 // pinned, no compiler running) -> select -> classes. 000 §4.1.
-#include "convtune/profile.h"
+#include "convtune/offline/profile.h"
 
 #include <unistd.h>
 
@@ -21,18 +21,18 @@
 
 #include <fmt/format.h>
 
-#include "convtune/compiler.h"
-#include "convtune/dynlib.h"
-#include "convtune/emulated_runner.h"
-#include "convtune/error.h"
-#include "convtune/machine.h"
-#include "convtune/measure.h"
-#include "convtune/peak.h"
-#include "convtune/progress.h"
-#include "convtune/subprocess.h"
-#include "convtune/timer.h"
-#include "convtune/ukernel_codegen.h"
-#include "convtune/workdir.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/dynlib.h"
+#include "convtune/execution/emulated_runner.h"
+#include "convtune/core/error.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/measure.h"
+#include "convtune/offline/peak.h"
+#include "convtune/core/progress.h"
+#include "convtune/execution/subprocess.h"
+#include "convtune/execution/timer.h"
+#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/execution/workdir.h"
 
 namespace convtune {
 

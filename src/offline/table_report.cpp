@@ -1,4 +1,4 @@
-#include "convtune/table_report.h"
+#include "convtune/offline/table_report.h"
 
 #include <algorithm>
 

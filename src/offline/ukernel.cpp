@@ -1,12 +1,12 @@
 // Microkernel sizes, the naming scheme and the offline space (000 §4.1).
-#include "convtune/ukernel.h"
+#include "convtune/offline/ukernel.h"
 
 #include <cstdio>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "convtune/isa.h"
+#include "convtune/core/isa.h"
 
 namespace convtune {
 

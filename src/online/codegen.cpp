@@ -2,7 +2,7 @@
 // the sizes of every sub-configuration (what one iteration of a loop covers)
 // are known first, which is what the paper's innermost-outwards pass computes.
 // Lseq(h,[(a1,v1),(a2,v2)]) becomes Seq([T(a1,h), S[alpha/v1]], [T(a2,h), S[alpha/v2]]).
-#include "convtune/codegen.h"
+#include "convtune/online/codegen.h"
 
 #include <array>
 #include <map>
@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
-#include "convtune/ukernel.h"
-#include "convtune/ukernel_codegen.h"
+#include "convtune/core/error.h"
+#include "convtune/offline/ukernel.h"
+#include "convtune/offline/ukernel_codegen.h"
 
 namespace convtune {
 

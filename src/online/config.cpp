@@ -1,13 +1,13 @@
 // The configuration language of 000 §3.3: text form, parser and the rules a
 // configuration must satisfy for a shape (000 §3.3, §4.1, §4.2).
-#include "convtune/config.h"
+#include "convtune/online/config.h"
 
 #include <cctype>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

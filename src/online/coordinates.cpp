@@ -1,6 +1,6 @@
 // The coordinate view of the structured space (002 §3 parameter types over
 // 000 §4.2's space).
-#include "convtune/coordinates.h"
+#include "convtune/online/coordinates.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

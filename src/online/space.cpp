@@ -1,5 +1,5 @@
 // The online search space of 000 §4.2 (Fig. 7) and its random sampler (000 §6.1).
-#include "convtune/space.h"
+#include "convtune/online/space.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 

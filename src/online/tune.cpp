@@ -1,6 +1,6 @@
 // The online stage's loop: propose -> generate -> compile (parallel, nothing
 // measured meanwhile) -> verify and time one at a time -> record.
-#include "convtune/tune.h"
+#include "convtune/online/tune.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,22 +14,22 @@
 
 #include <fmt/format.h>
 
-#include "convtune/class_table.h"
-#include "convtune/codegen.h"
-#include "convtune/compiler.h"
-#include "convtune/emulated_runner.h"
-#include "convtune/error.h"
-#include "convtune/files.h"
-#include "convtune/interrupt.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/peak.h"
-#include "convtune/progress.h"
-#include "convtune/runner.h"
-#include "convtune/search.h"
-#include "convtune/space.h"
-#include "convtune/timer.h"
-#include "convtune/workdir.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/online/codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/emulated_runner.h"
+#include "convtune/core/error.h"
+#include "convtune/core/files.h"
+#include "convtune/core/interrupt.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/offline/peak.h"
+#include "convtune/core/progress.h"
+#include "convtune/execution/runner.h"
+#include "convtune/search/search.h"
+#include "convtune/online/space.h"
+#include "convtune/execution/timer.h"
+#include "convtune/execution/workdir.h"
 
 namespace convtune {
 

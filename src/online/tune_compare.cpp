@@ -1,16 +1,16 @@
-#include "convtune/tune_compare.h"
+#include "convtune/online/tune_compare.h"
 
 #include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "convtune/baseline.h"
-#include "convtune/bench.h"
-#include "convtune/error.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/subprocess.h"
+#include "convtune/baselines/baseline.h"
+#include "convtune/bench/bench.h"
+#include "convtune/core/error.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/subprocess.h"
 
 namespace convtune {
 

@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "convtune/error.h"
-#include "convtune/search.h"
+#include "convtune/core/error.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <set>
 
-#include "convtune/coordinates.h"
-#include "convtune/search.h"
+#include "convtune/online/coordinates.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

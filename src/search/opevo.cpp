@@ -8,8 +8,8 @@
 #include <deque>
 #include <set>
 
-#include "convtune/coordinates.h"
-#include "convtune/search.h"
+#include "convtune/online/coordinates.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

@@ -1,7 +1,7 @@
 // 000 §6.1: random sampling of the structured space; no configuration twice.
 #include <set>
 
-#include "convtune/search.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

@@ -1,8 +1,8 @@
 // The table of search strategies (--search).
 #include <fmt/format.h>
 
-#include "convtune/error.h"
-#include "convtune/search.h"
+#include "convtune/core/error.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "convtune/search.h"
+#include "convtune/search/search.h"
 
 namespace convtune {
 

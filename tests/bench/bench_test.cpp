@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "convtune/baseline.h"
-#include "convtune/bench.h"
-#include "convtune/shape.h"
+#include "convtune/baselines/baseline.h"
+#include "convtune/bench/bench.h"
+#include "convtune/core/shape.h"
 #include "test_util.h"
 
 namespace convtune {

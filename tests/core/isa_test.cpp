@@ -3,12 +3,12 @@
 // convolutions equal to the reference at every output element.
 #include <gtest/gtest.h>
 
-#include "convtune/codegen.h"
-#include "convtune/compiler.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/runner.h"
-#include "convtune/ukernel.h"
+#include "convtune/online/codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/runner.h"
+#include "convtune/offline/ukernel.h"
 #include "test_util.h"
 
 namespace convtune {

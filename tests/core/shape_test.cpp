@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "convtune/error.h"
-#include "convtune/shape.h"
+#include "convtune/core/error.h"
+#include "convtune/core/shape.h"
 #include "test_util.h"
 
 namespace convtune {

@@ -8,14 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/codegen.h"
-#include "convtune/compiler.h"
-#include "convtune/emulated_runner.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/profile.h"
-#include "convtune/runner.h"
-#include "convtune/ukernel_codegen.h"
+#include "convtune/online/codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/emulated_runner.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/offline/profile.h"
+#include "convtune/execution/runner.h"
+#include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
 namespace convtune {

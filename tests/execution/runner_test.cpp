@@ -2,7 +2,7 @@
 // by the native and emulated runners, and the reference convolution.
 #include <gtest/gtest.h>
 
-#include "convtune/runner.h"
+#include "convtune/execution/runner.h"
 
 namespace convtune {
 namespace {

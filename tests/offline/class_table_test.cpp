@@ -1,6 +1,6 @@
 // Class table: selection into classes, the JSON format, file errors, and the
 // machine description it carries.
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "convtune/error.h"
-#include "convtune/machine.h"
+#include "convtune/core/error.h"
+#include "convtune/core/machine.h"
 #include "test_util.h"
 
 namespace convtune {

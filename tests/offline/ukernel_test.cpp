@@ -8,13 +8,13 @@
 #include <random>
 #include <set>
 
-#include "convtune/compiler.h"
-#include "convtune/dynlib.h"
-#include "convtune/error.h"
-#include "convtune/isa.h"
-#include "convtune/profile.h"
-#include "convtune/ukernel.h"
-#include "convtune/ukernel_codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/dynlib.h"
+#include "convtune/core/error.h"
+#include "convtune/core/isa.h"
+#include "convtune/offline/profile.h"
+#include "convtune/offline/ukernel.h"
+#include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
 namespace convtune {

@@ -2,12 +2,12 @@
 // element: single and combined (Lseq) microkernels, stride 2, R = 7, padded K.
 #include <gtest/gtest.h>
 
-#include "convtune/codegen.h"
-#include "convtune/compiler.h"
-#include "convtune/error.h"
-#include "convtune/isa.h"
-#include "convtune/machine.h"
-#include "convtune/runner.h"
+#include "convtune/online/codegen.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/core/error.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/runner.h"
 #include "test_util.h"
 
 namespace convtune {

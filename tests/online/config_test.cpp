@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "convtune/config.h"
-#include "convtune/error.h"
-#include "convtune/shape.h"
+#include "convtune/online/config.h"
+#include "convtune/core/error.h"
+#include "convtune/core/shape.h"
 #include "test_util.h"
 
 namespace convtune {

@@ -1,5 +1,5 @@
 // The online search space (000 §4.2, Fig. 7) and its random sampler (000 §6.1).
-#include "convtune/space.h"
+#include "convtune/online/space.h"
 
 #include <map>
 #include <random>
@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "convtune/error.h"
+#include "convtune/core/error.h"
 #include "test_util.h"
 
 namespace convtune {

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "convtune/class_table.h"
-#include "convtune/coordinates.h"
-#include "convtune/records.h"
-#include "convtune/search.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/online/coordinates.h"
+#include "convtune/online/records.h"
+#include "convtune/search/search.h"
 #include "test_util.h"
 
 namespace convtune {

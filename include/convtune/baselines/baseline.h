@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "convtune/runner.h"
+#include "convtune/execution/runner.h"
 
 namespace convtune {
 

@@ -4,7 +4,7 @@
 // the libraries take. Used outside any timing.
 #include <vector>
 
-#include "convtune/runner.h"
+#include "convtune/execution/runner.h"
 
 namespace convtune {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "convtune/records.h"
-#include "convtune/runner.h"
-#include "convtune/tune.h"
+#include "convtune/online/records.h"
+#include "convtune/execution/runner.h"
+#include "convtune/online/tune.h"
 
 namespace convtune {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 namespace convtune {
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "convtune/class_table.h"
-#include "convtune/compiler.h"
-#include "convtune/isa.h"
-#include "convtune/measure.h"
-#include "convtune/runner.h"
-#include "convtune/ukernel_codegen.h"
-#include "convtune/workdir.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/core/isa.h"
+#include "convtune/execution/measure.h"
+#include "convtune/execution/runner.h"
+#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/execution/workdir.h"
 
 namespace convtune {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "convtune/measure.h"
-#include "convtune/shape.h"
+#include "convtune/execution/measure.h"
+#include "convtune/core/shape.h"
 
 namespace convtune {
 

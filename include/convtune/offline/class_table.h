@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/machine.h"
-#include "convtune/ukernel.h"
+#include "convtune/core/machine.h"
+#include "convtune/offline/ukernel.h"
 
 namespace convtune {
 

@@ -3,8 +3,8 @@
 // the ISA description, compiled with the system compiler, run pinned.
 #include <string>
 
-#include "convtune/compiler.h"
-#include "convtune/isa.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/core/isa.h"
 
 namespace convtune {
 

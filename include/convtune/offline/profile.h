@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "convtune/class_table.h"
-#include "convtune/isa.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/core/isa.h"
 
 namespace convtune {
 

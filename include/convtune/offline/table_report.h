@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "convtune/class_table.h"
+#include "convtune/offline/class_table.h"
 
 namespace convtune {
 

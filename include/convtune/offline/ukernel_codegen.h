@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "convtune/isa.h"
-#include "convtune/ukernel.h"
+#include "convtune/core/isa.h"
+#include "convtune/offline/ukernel.h"
 
 namespace convtune {
 

@@ -4,9 +4,9 @@
 // come from ukernel_codegen (AVX-512, or any ISA described as data).
 #include <string>
 
-#include "convtune/config.h"
-#include "convtune/isa.h"
-#include "convtune/shape.h"
+#include "convtune/online/config.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/shape.h"
 
 namespace convtune {
 

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "convtune/shape.h"
+#include "convtune/core/shape.h"
 
 namespace convtune {
 

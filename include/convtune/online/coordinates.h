@@ -18,8 +18,8 @@
 #include <random>
 #include <vector>
 
-#include "convtune/config.h"
-#include "convtune/space.h"
+#include "convtune/online/config.h"
+#include "convtune/online/space.h"
 
 namespace convtune {
 

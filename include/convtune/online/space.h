@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "convtune/class_table.h"
-#include "convtune/config.h"
-#include "convtune/shape.h"
-#include "convtune/ukernel.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/online/config.h"
+#include "convtune/core/shape.h"
+#include "convtune/offline/ukernel.h"
 
 namespace convtune {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "convtune/records.h"
-#include "convtune/shape.h"
+#include "convtune/online/records.h"
+#include "convtune/core/shape.h"
 
 namespace convtune {
 

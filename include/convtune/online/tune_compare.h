@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/tune.h"
+#include "convtune/online/tune.h"
 
 namespace convtune {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/config.h"
-#include "convtune/space.h"
+#include "convtune/online/config.h"
+#include "convtune/online/space.h"
 
 namespace convtune {
 
