@@ -21,7 +21,7 @@
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/measure.h"
-#include "convtune/offline/peak.h"
+#include "convtune/execution/runner.h"
 #include "convtune/execution/workdir.h"
 
 namespace convtune {
@@ -167,7 +167,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
                             built.log.substr(0, built.log.find('\n'))));
-  res.peak_gflops = measure_peak(isa, build_peak(isa, cc, wd.path()), res.cpu);  // forks: before any library runs
+  res.peak_gflops = Runner(isa, false, res.cpu, wd.path()).peak_gflops();  // its own process, as in tune
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 

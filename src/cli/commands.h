@@ -22,6 +22,8 @@ Runner setup_layers(CLI::App* sub);
 Runner setup_table(CLI::App* sub);
 Runner setup_tune(CLI::App* sub);
 Runner setup_bench(CLI::App* sub);
+/// `internal-onednn`, hidden: what tune spawns for its oneDNN comparison (tune_compare.h).
+Runner setup_internal_onednn(CLI::App* sub);
 
 /// Help text of --arch, listing the known ISAs.
 std::string arch_help();

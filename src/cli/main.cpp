@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
     runners[sub] = c.setup(sub);
   }
+  CLI::App* internal = app.add_subcommand("internal-onednn", "");
+  runners[internal] = setup_internal_onednn(internal);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

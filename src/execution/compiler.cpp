@@ -2,6 +2,8 @@
 // being measured (the profiler and the tuner alternate the two phases).
 #include "convtune/execution/compiler.h"
 
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "convtune/core/error.h"
 #include "convtune/execution/subprocess.h"
@@ -51,6 +54,8 @@ CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
   argv.push_back("-o");
   argv.push_back(job.output);
   argv.push_back(job.source);
+  argv.insert(argv.end(), cc.link_flags.begin(), cc.link_flags.end());
+  ::unlink(job.output.c_str());  // so that a compiler writing nothing shows
   ProcResult p = run_command(argv, cc.timeout_s);
   CompileResult r;
   r.ok = p.ok();
@@ -58,6 +63,16 @@ CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
   r.seconds = p.seconds;
   r.log = p.output.size() > 4000 ? p.output.substr(0, 4000) + "\n[...]" : p.output;
   if (p.timed_out) r.log += fmt::format("\ncompiler timed out after {:.0f} s", cc.timeout_s);
+  if (p.signal)
+    r.log += fmt::format("{}the compiler was killed by signal {} ({})", r.log.empty() ? "" : "\n", p.signal,
+                         strsignal(p.signal));
+  struct stat st;
+  if (r.ok && ::stat(job.output.c_str(), &st) != 0) {
+    r.ok = false;
+    r.no_output = true;
+    r.log += fmt::format("{}the C compiler '{}' produced no output file {}", r.log.empty() ? "" : "\n",
+                         fmt::join(cc.command, " "), job.output);
+  }
   return r;
 }
 

@@ -1,53 +1,48 @@
+// The C++ side of the one timing protocol: microkernels/timing.c does the
+// work (the driver runs the same code), with PAPI's clock and counters.
 #include "convtune/execution/measure.h"
 
-#include <algorithm>
-
 #include "convtune/execution/timer.h"
+#include "timing.h"
 
 namespace convtune {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+namespace {
+
+struct Env {
+  const std::function<void()>* call;
+  Counters* counters;
+};
+
+void call_it(void* ctx) { (*static_cast<Env*>(ctx)->call)(); }
+int64_t clock_ns(void*) { return now_ns(); }
+void counters_start(void* env) { static_cast<Env*>(env)->counters->start(); }
+int counters_stop(void* env, long long* values) {
+  std::vector<long long> v = static_cast<Env*>(env)->counters->stop();
+  int n = 0;
+  for (; n < int(v.size()) && n < CT_MAX_COUNTERS; ++n) values[n] = v[size_t(n)];
+  return n;
 }
 
+}  // namespace
+
+double median(std::vector<double> v) { return ct_median(v.data(), int(v.size())); }
+
 Timing time_calls(const std::function<void()>& call, const TimingProtocol& p, Counters* counters) {
-  Timing t;
-  // Warm-up call (first touch, caches, instruction cache).
-  int64_t t0 = now_ns();
-  call();
-  double one = double(now_ns() - t0) * 1e-9;
-  // Calibrate: grow the count until one sample lasts min_ms.
-  const double target = p.min_ms * 1e-3;
-  int64_t n = 1;
-  if (one < target) {
-    n = std::max<int64_t>(1, int64_t(target / std::max(one, 1e-9) * 0.5));
-    for (;;) {
-      int64_t a = now_ns();
-      for (int64_t i = 0; i < n; ++i) call();
-      double s = double(now_ns() - a) * 1e-9;
-      if (s >= target) break;
-      n = std::max<int64_t>(n + 1, int64_t(double(n) * target / std::max(s, 1e-9) * 1.1));
-    }
-  }
-  t.calls_per_sample = n;
-  for (int rep = 0; rep < p.discard + p.repeat; ++rep) {
-    bool keep = rep >= p.discard;
-    if (keep && counters) counters->start();
-    int64_t a = now_ns();
-    for (int64_t i = 0; i < n; ++i) call();
-    double s = double(now_ns() - a) * 1e-9 / double(n);
-    if (keep && counters) {
-      auto v = counters->stop();
-      if (t.counters.size() < v.size()) t.counters.resize(v.size(), 0);
-      for (size_t i = 0; i < v.size(); ++i) t.counters[i] += v[i];
-    }
-    if (keep) t.samples_s.push_back(s);
-  }
-  t.median_s = median(t.samples_s);
-  return t;
+  Env env{&call, counters};
+  const bool counted = counters && counters->available();
+  ct_clock clock{clock_ns, counted ? counters_start : nullptr, counted ? counters_stop : nullptr, &env};
+  const ct_protocol proto{p.min_ms, p.repeat, p.discard};
+  std::vector<double> samples(size_t(std::max(1, p.repeat)));
+  ct_timing t{};
+  t.samples_s = samples.data();
+  ct_time_calls(call_it, &env, &proto, &clock, &t);
+  Timing r;
+  r.median_s = t.median_s;
+  r.samples_s.assign(samples.begin(), samples.begin() + t.n_samples);
+  r.calls_per_sample = t.calls_per_sample;
+  r.counters.assign(t.counters, t.counters + t.n_counters);
+  return r;
 }
 
 }  // namespace convtune

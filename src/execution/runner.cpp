@@ -1,17 +1,29 @@
+// Builds generated code with the driver and runs it (runner.h).
 #include "convtune/execution/runner.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
-#include "convtune/execution/dynlib.h"
-#include "convtune/core/machine.h"
-#include "convtune/execution/subprocess.h"
-#include "convtune/execution/timer.h"
+#include "convtune/core/embedded_data.h"
+#include "convtune/core/error.h"
+#include "convtune/execution/workdir.h"
+#include "convtune/offline/peak.h"
+
+#ifndef CT_PAPI_CFLAGS
+#define CT_PAPI_CFLAGS ""
+#endif
+#ifndef CT_PAPI_LIBS
+#define CT_PAPI_LIBS "-lpapi"
+#endif
 
 namespace convtune {
 
@@ -68,95 +80,311 @@ double reference_point(const ProblemData& p, int64_t index) {
 
 namespace {
 
-int child_main(int fd, const ProblemData& p, const std::string& so, const std::string& symbol, int cpu,
-               const TimingProtocol& protocol) {
-  pin_to_cpu(cpu);
-  std::unique_ptr<DynLib> lib;
-  using Fn = void (*)(const float*, const float*, float*);
-  Fn fn = nullptr;
-  try {
-    lib = std::make_unique<DynLib>(so);
-    fn = reinterpret_cast<Fn>(lib->symbol(symbol));
-  } catch (const std::exception& e) {
-    write_line(fd, std::string("load_error ") + e.what());
-    return 0;
-  }
-  // The kernel overwrites its output: start from NaN so a skipped element shows.
-  std::vector<float> out(p.output_size(), std::nanf(""));
-  fn(p.input.data(), p.weights.data(), out.data());
-  double worst = 0;
-  int64_t worst_at = -1;
-  for (size_t i = 0; i < p.check_index.size(); ++i) {
-    double err = std::fabs(double(out[size_t(p.check_index[i])]) - p.check_value[i]);
-    if (!(err <= p.tolerance) && (worst_at < 0 || !(err <= worst))) {
-      worst = err;
-      worst_at = p.check_index[i];
-    }
-  }
-  if (worst_at >= 0) {
-    write_line(fd, fmt::format("wrong_result output element {} differs from the reference by {:.3g} "
-                               "(tolerance {:.3g})",
-                               worst_at, worst, p.tolerance));
-    return 0;
-  }
-  write_line(fd, "verified");
-  Counters counters;
-  Timing t = time_calls([&] { fn(p.input.data(), p.weights.data(), out.data()); }, protocol, &counters);
-  std::string line = fmt::format("ok {:.9g}", t.median_s);
-  line += " samples";
-  for (double x : t.samples_s) line += fmt::format(" {:.9g}", x);
-  line += " counters " + std::to_string(t.counters.size());
-  for (long long c : t.counters) line += " " + std::to_string(c);
-  line += " names " + counters.description();
-  write_line(fd, line);
-  return 0;
+const char* const kDriverFiles[] = {"microkernels/driver.c", "microkernels/timing.c", "microkernels/timing.h"};
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream ss(text);
+  std::vector<std::string> v;
+  for (std::string w; ss >> w;) v.push_back(w);
+  return v;
+}
+
+std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, " ")); }
+
+Compiler cross_compiler(const Isa& isa) {
+  Compiler c;
+  const char* env = std::getenv("CROSS_CC");
+  c.command = words(env && *env ? env : isa.emulation.cross_cc);
+  return c;
+}
+
+std::string clipped(const std::string& s) { return s.size() > 300 ? s.substr(0, 300) + " [...]" : s; }
+
+// The line as a JSON object, or null when it is something else (a message of
+// the C library, qemu or the kernel, or a torn line).
+nlohmann::json object_of(const std::string& line) {
+  if (line.empty() || line[0] != '{') return nullptr;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  return j.is_object() ? j : nlohmann::json(nullptr);
+}
+
+// How a driver ended without a result: how it stopped and the last thing it said.
+std::string failure(const ProcResult& p, const std::string& last, double timeout_s) {
+  std::string why = failure_text(p, timeout_s);
+  if (why.empty()) why = "exited with code 0";
+  if (!p.timed_out) why += " before reporting";
+  return last.empty() ? why : why + ": " + clipped(last);
+}
+
+void write_problem(const ProblemData& p, const std::string& path) {
+  std::ofstream f(path, std::ios::binary);
+  const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
+                        int64_t(p.check_index.size())};
+  f.write("CTPROB1", 8);
+  f.write(reinterpret_cast<const char*>(n), sizeof n);
+  f.write(reinterpret_cast<const char*>(&p.tolerance), 8);
+  f.write(reinterpret_cast<const char*>(p.input.data()), std::streamsize(4 * p.input.size()));
+  f.write(reinterpret_cast<const char*>(p.weights.data()), std::streamsize(4 * p.weights.size()));
+  f.write(reinterpret_cast<const char*>(p.check_index.data()), std::streamsize(8 * p.check_index.size()));
+  f.write(reinterpret_cast<const char*>(p.check_value.data()), std::streamsize(8 * p.check_value.size()));
+  if (!f) throw Error("cannot write " + path + "; check free space in the temporary directory");
 }
 
 }  // namespace
 
-bool parse_result_line(const std::string& line, RunResult* r) {
-  std::istringstream ss(line);
-  std::string word;
-  ss >> word;
-  if (word == "load_error" || word == "wrong_result") {
-    r->status = word;
-    std::getline(ss >> std::ws, r->detail);
-    return true;
-  }
-  if (word != "ok") return false;
-  r->status = "ok";
-  ss >> r->seconds >> word;  // "samples"
-  while (ss >> word && word != "counters") r->samples.push_back(std::stod(word));
-  if (word == "counters") {
-    size_t n = 0;
-    ss >> n;
-    for (size_t i = 0; i < n; ++i) {
-      long long v;
-      ss >> v;
-      r->counters.push_back(v);
+RunResult conv_result(const ProcResult& p, double timeout_s) {
+  RunResult r;
+  std::string last;
+  for (const auto& line : p.lines) {
+    nlohmann::json j = object_of(line);
+    if (j.is_null() || !j.contains("status")) {
+      if (j.is_null()) last = line;
+      continue;
     }
-    ss >> word;  // "names"
-    std::getline(ss >> std::ws, r->counter_names);
+    try {
+      const std::string status = j.at("status").get<std::string>();
+      if (status == "ok") {
+        r.status = "ok";
+        r.seconds = j.at("median_s").get<double>();
+        r.samples = j.at("samples").get<std::vector<double>>();
+        r.counters = j.at("counters").get<std::vector<long long>>();
+        r.counter_names = j.at("counter_names").get<std::string>();
+        if (!(r.seconds > 0)) throw std::runtime_error("no time");
+      } else {
+        // A driver that could not start its work ("error") did not load the code.
+        r.status = status == "error" ? "load_error" : status;
+        r.detail = j.value("detail", "");
+      }
+      return r;
+    } catch (const std::exception&) {
+      r = RunResult{};
+      r.status = "crash";
+      r.detail = "the driver reported an unreadable result: " + clipped(line);
+      return r;
+    }
   }
+  r.status = p.timed_out ? "timeout" : p.exit_code == 127 && !p.signal ? "load_error" : "crash";
+  r.detail = p.exit_code == 127 && !p.signal && !p.timed_out ? clipped(last) : failure(p, last, timeout_s);
+  if (p.timed_out) r.detail += " (--timeout)";
+  return r;
+}
+
+bool use_emulation(const Isa& isa, bool emulate) {
+  if (cpu_supports(isa)) return false;  // e.g. NEON on an AArch64 host: the normal path
+  if (isa.arch == host_arch() || isa.emulation.qemu.empty())
+    throw Error(fmt::format("this CPU cannot run {} code (needs CPU flags: {}); choose another --arch", isa.name,
+                            joined(isa.cpu_flags)));
+  if (!emulate)
+    throw Error(fmt::format("this CPU cannot run {} code; pass --emulate to run it under {} (timings are not "
+                            "meaningful)",
+                            isa.name, isa.emulation.qemu));
   return true;
 }
 
-RunResult run_candidate(const ProblemData& p, const std::string& so_path, const std::string& symbol,
-                        int cpu, const TimingProtocol& protocol, double timeout_s) {
-  RunResult r;
-  ForkResult fr = run_forked([&](int fd) { return child_main(fd, p, so_path, symbol, cpu, protocol); },
-                             timeout_s);
-  for (const auto& line : fr.lines)
-    if (parse_result_line(line, &r)) return r;
-  if (fr.timed_out) {
-    r.status = "timeout";
-    r.detail = fmt::format("no result within {:.0f} s (--timeout)", timeout_s);
+std::string emulation_missing(const Isa& isa) {
+  if (isa.emulation.qemu.empty()) return fmt::format("the {} description names no emulator", isa.name);
+  Compiler cc = cross_compiler(isa);
+  if (cc.command.empty() || !run_command({cc.command[0], "--version"}, 30).ok())
+    return fmt::format("the cross compiler '{}' cannot run", joined(cc.command));
+  WorkDir wd("emucheck");
+  std::ofstream(wd.path() + "/hello.c") << "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n";
+  cc.output_flags = {"-static"};
+  if (!compile_one(cc, {wd.path() + "/hello.c", wd.path() + "/hello"}).ok)
+    return fmt::format("'{}' cannot link a static C program (its C library is missing)", joined(cc.command));
+  ProcResult r = run_command({isa.emulation.qemu, wd.path() + "/hello"}, 30);
+  if (!r.ok() || r.output != "hello\n") return fmt::format("'{}' cannot run", isa.emulation.qemu);
+  return "";
+}
+
+Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
+    : isa_(isa), emulated_(emulated), cpu_(cpu), dir_(dir) {
+  if (emulated_) {
+    std::string missing = emulation_missing(isa);
+    if (!missing.empty())
+      throw Error(fmt::format("cannot emulate {}: {}; install {} (apt-get install) or set CROSS_CC", isa.name,
+                              missing, joined(isa.emulation.packages)));
+    cc_ = cross_compiler(isa);
+    cc_.flags = isa.cflags;
   } else {
-    r.status = "crash";
-    r.detail = fr.signal ? fmt::format("killed by signal {} ({})", fr.signal, strsignal(fr.signal))
-                         : fmt::format("exited with code {} before reporting", fr.exit_code);
+    cc_ = Compiler::from_env(isa.cflags);
+    cc_.info();  // a missing compiler is an error now, not 20 failed candidates
   }
+  for (const char* f : kDriverFiles) {
+    const char* text = embedded_file(f);
+    if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
+    const std::string path = dir_ + std::strrchr(f, '/');
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw Error("cannot write " + path + "; check free space in the temporary directory");
+  }
+  // The driver is compiled once; every executable links its objects.
+  Compiler obj = cc_;
+  obj.output_flags = {"-c", "-I" + dir_};
+  if (emulated_) {
+    obj.output_flags.push_back("-DCT_EMULATED");
+  } else {
+    obj.output_flags.push_back("-DCT_PAPI");
+    for (const auto& w : words(CT_PAPI_CFLAGS)) obj.output_flags.push_back(w);
+  }
+  cc_.output_flags = emulated_ ? std::vector<std::string>{"-static"} : std::vector<std::string>{};
+  cc_.link_flags.clear();
+  for (const char* name : {"driver", "timing"}) {
+    CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
+    if (r.no_output)
+      throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",
+                              joined(cc_.command), dir_, name, emulated_ ? "CROSS_CC" : "CC"));
+    if (!r.ok)
+      throw Error(fmt::format("the C compiler '{}' cannot compile convtune's driver ({}); set {} to a working C "
+                              "compiler",
+                              joined(cc_.command), r.log.substr(0, r.log.find('\n')), emulated_ ? "CROSS_CC" : "CC"));
+    cc_.link_flags.push_back(fmt::format("{}/{}.o", dir_, name));
+  }
+  if (!emulated_)
+    for (const auto& w : words(CT_PAPI_LIBS)) cc_.link_flags.push_back(w);
+  cc_.link_flags.push_back("-lm");
+}
+
+std::vector<std::string> Runner::command(const std::string& exe) const {
+  std::vector<std::string> argv;
+  if (emulated_) argv.push_back(emulator());
+  argv.push_back(exe);
+  argv.push_back(std::to_string(cpu_));
+  return argv;
+}
+
+std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, int parallel,
+                                         const std::string& conv_symbol,
+                                         const std::function<void(size_t)>& on_done) const {
+  Compiler c = cc_;
+  // The driver calls ct_conv_entry (microkernels/driver.c); renaming the
+  // candidate's function lets one compiled driver serve every symbol.
+  if (!conv_symbol.empty()) c.flags.push_back("-D" + conv_symbol + "=ct_conv_entry");
+  return compile_all(c, jobs, parallel, on_done);
+}
+
+void Runner::set_problem(const ProblemData& p) {
+  data_file_ = dir_ + "/problem.bin";
+  write_problem(p, data_file_);
+}
+
+RunResult Runner::run_conv(const std::string& exe, const TimingProtocol& protocol, double timeout_s) const {
+  if (data_file_.empty()) throw Error("Runner::run_conv before set_problem");
+  std::vector<std::string> argv = command(exe);
+  for (const std::string& a : {std::string("conv"), data_file_, fmt::format("{}", protocol.min_ms),
+                               std::to_string(protocol.repeat), std::to_string(protocol.discard)})
+    argv.push_back(a);
+  // Natively one line after verifying, one after timing, each within the
+  // limit; emulated, every timed call gets the limit.
+  const double idle =
+      emulated_ ? (protocol.discard + protocol.repeat + 3) * (timeout_s + protocol.min_ms * 1e-3) : timeout_s;
+  RunResult r = conv_result(run_lines(argv, idle), idle);
+  if (emulated_ && (r.status == "ok" || r.counter_names.empty()))
+    r.counter_names = fmt::format("none: emulated under {} (timings not meaningful)", emulator());
   return r;
+}
+
+void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cases, size_t base,
+                          const std::vector<size_t>& todo, int64_t nc_verify, int64_t nc_time,
+                          const TimingProtocol& protocol,
+                          const std::function<void(size_t, const UkMeasured&)>& done) const {
+  const double idle = emulated_ ? 60 : 30;
+  size_t from = 0;
+  while (from < todo.size()) {
+    std::vector<std::string> argv = command(exe);
+    for (const std::string& a :
+         {std::string("ukernels"), std::to_string(nc_verify), std::to_string(nc_time),
+          fmt::format("{}", protocol.min_ms), std::to_string(protocol.repeat), std::to_string(protocol.discard),
+          std::to_string(isa_.lanes)})
+      argv.push_back(a);
+    for (size_t pos = from; pos < todo.size(); ++pos) {
+      const UkSizes& u = cases[todo[pos]].u;
+      const UkLayout& l = cases[todo[pos]].l;
+      for (int64_t v : {int64_t(pos), int64_t(todo[pos] - base), int64_t(u.k), int64_t(u.c), int64_t(u.w),
+                        int64_t(u.h), int64_t(u.r), int64_t(u.s), l.in_row, l.in_pix, l.stride, l.w_r, l.w_s,
+                        l.w_c, l.out_row, l.out_pix})
+        argv.push_back(std::to_string(v));
+    }
+    size_t got = from;
+    ProcResult pr = run_lines(argv, idle, [&](const std::string& line) {
+      nlohmann::json j = object_of(line);
+      if (j.is_null() || !j.contains("pos")) return;
+      UkMeasured m;
+      try {
+        const size_t pos = j.at("pos").get<size_t>();
+        if (pos < got || pos >= todo.size()) return;
+        m.status = j.at("status").get<std::string>();
+        if (m.status == "ok") {
+          const UkSizes& u = cases[todo[pos]].u;
+          const double flops = 2.0 * double(u.fmas()) * isa_.lanes * double(nc_time);
+          const double median = j.at("median_s").get<double>();
+          m.gflops = median > 0 ? flops / median * 1e-9 : 0;
+          if (!emulated_) m.counters = j.at("counters").get<std::vector<long long>>();
+        }
+        done(todo[pos], m);
+        got = pos + 1;
+      } catch (const std::exception&) {
+        // An unreadable line counts as no answer: the microkernel in flight is lost below.
+      }
+    });
+    if (got >= todo.size()) break;
+    UkMeasured failed;
+    // Silent until the limit, or dead: the microkernel in flight takes the blame.
+    failed.status = pr.timed_out ? "timeout" : "crash";
+    done(todo[got], failed);
+    from = got + 1;
+  }
+}
+
+double Runner::peak_gflops() {
+  if (peak_exe_.empty()) {
+    const std::string src = dir_ + "/peak_" + isa_.name + ".c", exe = dir_ + "/peak_" + isa_.name;
+    {
+      std::ofstream f(src);
+      f << emit_peak_source(isa_);
+      if (!f) throw Error("cannot write " + src + "; check that the temporary directory is writable");
+    }
+    CompileResult r = compile_one(cc_, {src, exe});
+    if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
+    peak_exe_ = exe;
+  }
+  // Emulated: short, the emulator's speed means nothing.
+  const long iters = emulated_ ? 20000 : 200000;
+  const TimingProtocol p = emulated_ ? TimingProtocol{50, 3, 1} : TimingProtocol{200, 5, 1};
+  const double limit = emulated_ ? 120 : 60;
+  std::vector<std::string> argv = command(peak_exe_);
+  for (const std::string& a : {std::string("peak"), std::to_string(iters), fmt::format("{}", p.min_ms),
+                               std::to_string(p.repeat), std::to_string(p.discard)})
+    argv.push_back(a);
+  ProcResult pr = run_lines(argv, limit);
+  std::string last;
+  for (const auto& line : pr.lines) {
+    nlohmann::json j = object_of(line);
+    if (j.is_null()) {
+      last = line;
+      continue;
+    }
+    const double median = j.value("median_s", 0.0);
+    if (j.value("status", "") == "ok" && median > 0) return peak_flops(isa_, iters) / median * 1e-9;
+    last = j.value("detail", line);
+  }
+  throw Error(fmt::format("the peak loop failed on CPU {}{} ({}); check that {} runs on this CPU", cpu_,
+                          emulated_ ? " under " + emulator() : "", failure(pr, last, limit), isa_.name));
+}
+
+RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
+                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s) {
+  WorkDir wd("run");
+  Runner runner(isa, emulated, cpu, wd.path());
+  const std::string exe = wd.path() + "/candidate";
+  CompileResult built = runner.build({{c_file, exe}}, 1, symbol)[0];
+  if (!built.ok) {
+    RunResult r;
+    r.status = "compile_error";
+    r.detail = built.log;
+    return r;
+  }
+  runner.set_problem(p);
+  return runner.run_conv(exe, protocol, timeout_s);
 }
 
 }  // namespace convtune

@@ -1,15 +1,6 @@
 #include "convtune/offline/peak.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
-
-#include "convtune/execution/dynlib.h"
-#include "convtune/core/error.h"
-#include "convtune/core/machine.h"
-#include "convtune/execution/measure.h"
-#include "convtune/execution/subprocess.h"
-#include "convtune/execution/timer.h"
 
 namespace convtune {
 
@@ -43,44 +34,6 @@ std::string emit_peak_source(const Isa& isa) {
 
 double peak_flops(const Isa& isa, long iters) {
   return 2.0 * isa.lanes * isa.peak_accumulators * double(iters);
-}
-
-std::string build_peak(const Isa& isa, const Compiler& cc, const std::string& workdir) {
-  std::string src = workdir + "/peak_" + isa.name + ".c";
-  std::string so = workdir + "/peak_" + isa.name + ".so";
-  {
-    std::ofstream f(src);
-    f << emit_peak_source(isa);
-    if (!f) throw Error("cannot write " + src + "; check that the temporary directory is writable");
-  }
-  CompileResult r = compile_one(cc, {src, so});
-  if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
-  return so;
-}
-
-double measure_peak(const Isa& isa, const std::string& so_path, int cpu) {
-  ForkResult r = run_forked(
-      [&](int fd) {
-        pin_to_cpu(cpu);
-        DynLib lib(so_path);
-        using Fn = double (*)(long, const float*);
-        auto fn = reinterpret_cast<Fn>(lib.symbol("ct_peak"));
-        const float seed[3] = {0.999999f, 1e-7f, 0.5f};
-        const long iters = 200000;
-        volatile double sink = 0;
-        TimingProtocol p;
-        p.min_ms = 200;
-        p.repeat = 5;
-        p.discard = 1;
-        Timing t = time_calls([&] { sink = sink + fn(iters, seed); }, p);
-        write_line(fd, fmt::format("{:.6f}", peak_flops(isa, iters) / t.median_s * 1e-9));
-        return 0;
-      },
-      60);
-  if (!r.ok() || r.lines.empty())
-    throw Error(fmt::format("the peak measurement failed on CPU {} ({}); check that {} runs on this CPU",
-                            cpu, r.timed_out ? "timed out" : "child died", isa.name));
-  return std::stod(r.lines.back());
 }
 
 }  // namespace convtune

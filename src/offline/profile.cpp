@@ -2,34 +2,22 @@
 // pinned, no compiler running) -> select -> classes. 000 §4.1.
 #include "convtune/offline/profile.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 #include <set>
-#include <sstream>
 
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "convtune/execution/compiler.h"
-#include "convtune/execution/dynlib.h"
-#include "convtune/execution/emulated_runner.h"
 #include "convtune/core/error.h"
 #include "convtune/core/machine.h"
-#include "convtune/execution/measure.h"
-#include "convtune/offline/peak.h"
 #include "convtune/core/progress.h"
-#include "convtune/execution/subprocess.h"
+#include "convtune/execution/runner.h"
 #include "convtune/execution/timer.h"
 #include "convtune/offline/ukernel_codegen.h"
 #include "convtune/execution/workdir.h"
@@ -54,90 +42,6 @@ std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
   for (const auto& u : ks) o += "  " + ukernel_name(u, isa.name) + ",\n";
   o += "};\n";
   return o;
-}
-
-struct Measured {
-  std::string status = "crash";
-  double gflops = 0;
-  std::vector<long long> counters;  // per call, in Counters::names() order; empty when absent
-};
-
-// Child side: measure ks[todo[from..]] of one shared object, one line each:
-// "<position in todo> <status> <gflops>".
-// ct_profile_fns in the unit's object is indexed from the unit's first kernel, `base`.
-int measure_unit_child(int fd, const Isa& isa, const std::vector<UkSizes>& ks, size_t base,
-                       const std::vector<size_t>& todo, size_t from, const std::string& so, int cpu,
-                       const ProfileOptions& opt) {
-  pin_to_cpu(cpu);
-  DynLib lib(so);
-  using Fn = void (*)(const float*, const float*, float*, long, int);
-  auto fns = reinterpret_cast<const Fn*>(lib.symbol("ct_profile_fns"));
-  std::mt19937 rng(12345);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  Counters counters;
-  for (size_t pos = from; pos < todo.size(); ++pos) {
-    const size_t i = todo[pos];
-    const UkSizes& u = ks[i];
-    UkLayout l = profile_layout(u, isa.lanes, kProfileNc);
-    UkBuffers b = profile_buffers(u, isa.lanes, kProfileNc);
-    std::vector<float> in(b.in), w(b.weights), out(b.out), ref(b.out);
-    for (auto& x : in) x = dist(rng);
-    for (auto& x : w) x = dist(rng);
-    // Verify: overwrite mode on garbage (NaN), then accumulate mode.
-    std::fill(out.begin(), out.end(), std::nanf(""));
-    const Fn fn = fns[i - base];
-    fn(in.data(), w.data(), out.data(), kVerifyNc, 0);
-    reference_ukernel(u, l, isa.lanes, in.data(), w.data(), ref.data(), kVerifyNc, false);
-    fn(in.data(), w.data(), out.data(), kVerifyNc, 1);
-    reference_ukernel(u, l, isa.lanes, in.data(), w.data(), ref.data(), kVerifyNc, true);
-    const double tol = 1e-5 * double(2 * kVerifyNc * u.c * u.r * u.s);
-    bool good = true;
-    for (size_t j = 0; j < out.size(); ++j)
-      if (!(std::fabs(out[j] - ref[j]) <= tol)) good = false;
-    if (!good) {
-      write_line(fd, fmt::format("{} wrong_result 0", pos));
-      continue;
-    }
-    TimingProtocol p;
-    p.min_ms = opt.min_ms;
-    p.repeat = opt.repeat;
-    Timing t = time_calls([&] { fn(in.data(), w.data(), out.data(), kProfileNc, 1); }, p, &counters);
-    double flops = 2.0 * double(u.fmas()) * isa.lanes * kProfileNc;
-    std::string line = fmt::format("{} ok {:.4f}", pos, flops / t.median_s * 1e-9);
-    // Counters (where the machine has them) per call: summed over the kept samples.
-    const double calls = double(t.calls_per_sample) * double(t.samples_s.size());
-    for (long long c : t.counters) line += fmt::format(" {}", std::llround(double(c) / calls));
-    write_line(fd, line);
-  }
-  return 0;
-}
-
-// Measures ks[todo] from one shared object in pinned children; a crash or
-// hang loses only the microkernel in flight, and measuring resumes after it.
-void measure_unit(const Isa& isa, const std::vector<UkSizes>& ks, size_t base, const std::vector<size_t>& todo,
-                  const std::string& so, int cpu, const ProfileOptions& opt,
-                  const std::function<void(size_t, const Measured&)>& done) {
-  size_t from = 0;
-  while (from < todo.size()) {
-    size_t got = from;
-    ForkResult fr = run_forked(
-        [&](int fd) { return measure_unit_child(fd, isa, ks, base, todo, from, so, cpu, opt); }, 30,
-        [&](const std::string& line) {
-          std::istringstream ss(line);
-          size_t pos;
-          Measured m;
-          if (ss >> pos >> m.status >> m.gflops && pos < todo.size()) {
-            for (long long c; ss >> c;) m.counters.push_back(c);
-            done(todo[pos], m);
-            got = pos + 1;
-          }
-        });
-    if (got >= todo.size()) break;
-    Measured failed;
-    failed.status = fr.timed_out ? "timeout" : "crash";
-    done(todo[got], failed);
-    from = got + 1;
-  }
 }
 
 }  // namespace
@@ -174,13 +78,12 @@ ClassTable run_profile(const ProfileOptions& opt) {
     throw Error(fmt::format("--threshold {} is out of range; give a fraction of peak such as 0.80", opt.threshold));
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // before any long work; only measuring children are pinned
-  Compiler cc = Compiler::from_env(isa.cflags);
-  // Emulated: the second implementation of build, peak and measure (emulated_runner.h).
-  std::unique_ptr<EmulatedRunner> emu = emulated ? std::make_unique<EmulatedRunner>(isa) : nullptr;
+  WorkDir wd("profile", opt.keep_dir);
+  Runner runner(isa, emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
   ClassTable t;
   t.isa = isa.name;
   t.machine = detect_machine();
-  t.compiler = emu ? emu->compiler_info() : cc.info();
+  t.compiler = runner.compiler_info();
   t.emulated = emulated;
   t.created = utc_timestamp();
   t.tool_version = CONVTUNE_VERSION;
@@ -190,17 +93,15 @@ ClassTable run_profile(const ProfileOptions& opt) {
     Counters counters;
     t.counters = counters.description();
   }
-  WorkDir wd("profile", opt.keep_dir);
   std::vector<UkSizes> ks = opt.quick ? quick_subset(isa) : enumerate_ukernels(isa);
 
-  std::string peak_so = emu ? "" : build_peak(isa, cc, wd.path());
-  t.peak_start_gflops = emu ? emu->peak_gflops() : measure_peak(isa, peak_so, cpu);
+  t.peak_start_gflops = runner.peak_gflops();
   if (!opt.quiet)
     std::fprintf(stderr, "convtune: %s peak at start: %.1f GFLOP/s on CPU %d (counters: %s)\n",
                  isa.name.c_str(), t.peak_start_gflops, cpu, t.counters.c_str());
-  if (!opt.quiet && emu)
+  if (!opt.quiet && emulated)
     std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
-                 isa.name.c_str(), emu->emulator().c_str());
+                 isa.name.c_str(), runner.emulator().c_str());
 
   // Compile every unit first, with nothing being measured.
   const int per = std::max(1, opt.per_unit);
@@ -213,20 +114,20 @@ ClassTable run_profile(const ProfileOptions& opt) {
     std::ofstream f(src);
     f << emit_unit(isa, units[u]);
     if (!f) throw Error("cannot write " + src + "; check free space in the temporary directory");
-    jobs.push_back({src, fmt::format("{}/unit{:04}{}", wd.path(), u, emu ? "" : ".so")});
+    jobs.push_back({src, fmt::format("{}/unit{:04}", wd.path(), u)});
   }
   std::vector<CompileResult> built;
   {
     Progress prog("compiling microkernels", ks.size(), opt.quiet);
     auto on_done = [&](size_t i) { prog.advance(units[i].size()); };
     const int n = opt.jobs > 0 ? opt.jobs : default_jobs();
-    built = emu ? emu->build_units(jobs, n, on_done) : compile_all(cc, jobs, n, on_done);
+    built = runner.build(jobs, n, "", on_done);
   }
 
   // Measure one unit at a time, nothing else of ours running. Another
   // process sharing the core halves a figure; so everything that falls below
   // the threshold is measured once more later and keeps its better figure.
-  std::vector<Measured> res(ks.size());
+  std::vector<UkMeasured> res(ks.size());
   std::vector<size_t> unit_of(ks.size());
   std::vector<std::vector<size_t>> members(units.size());
   for (size_t u = 0, i = 0; u < units.size(); ++u)
@@ -234,15 +135,12 @@ ClassTable run_profile(const ProfileOptions& opt) {
       unit_of[i] = u;
       members[u].push_back(i);
     }
-  std::vector<UkCase> cases;  // emulated: what the driver's reference needs
-  if (emu)
-    for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, kProfileNc)});
+  std::vector<UkCase> cases;  // what the driver's reference needs
+  for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, kProfileNc)});
   auto measure = [&](size_t u, const std::vector<size_t>& todo,
-                     const std::function<void(size_t, const Measured&)>& done) {
-    if (!emu) return measure_unit(isa, ks, members[u].front(), todo, jobs[u].output, cpu, opt, done);
-    emu->measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, kProfileNc,
-                      {opt.min_ms, opt.repeat, 1},
-                      [&](size_t i, const std::string& status, double g) { done(i, Measured{status, g}); });
+                     const std::function<void(size_t, const UkMeasured&)>& done) {
+    runner.measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, kProfileNc,
+                        {opt.min_ms, opt.repeat, 1}, done);
   };
   double best = 0;
   {
@@ -253,7 +151,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
         prog.advance(members[u].size());
         continue;
       }
-      measure(u, members[u], [&](size_t i, const Measured& m) {
+      measure(u, members[u], [&](size_t i, const UkMeasured& m) {
         res[i] = m;
         best = std::max(best, m.gflops);
         prog.advance(1, fmt::format("{:.1f} GFLOP/s", best));
@@ -271,14 +169,14 @@ ClassTable run_profile(const ProfileOptions& opt) {
     Progress prog("re-measuring those below the threshold", n_again, opt.quiet);
     for (size_t u = 0; u < units.size(); ++u) {
       if (again[u].empty()) continue;
-      measure(u, again[u], [&](size_t i, const Measured& m) {
+      measure(u, again[u], [&](size_t i, const UkMeasured& m) {
         if (m.status == "ok" && m.gflops > res[i].gflops) res[i] = m;
         prog.advance(1);
       });
     }
   }
 
-  t.peak_end_gflops = emu ? emu->peak_gflops() : measure_peak(isa, peak_so, cpu);
+  t.peak_end_gflops = runner.peak_gflops();
   // The 100% reference is the mean of the two peak measurements.
   t.peak_gflops = 0.5 * (t.peak_start_gflops + t.peak_end_gflops);
   for (size_t i = 0; i < ks.size(); ++i) {

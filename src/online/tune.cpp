@@ -17,7 +17,6 @@
 #include "convtune/offline/class_table.h"
 #include "convtune/online/codegen.h"
 #include "convtune/execution/compiler.h"
-#include "convtune/execution/emulated_runner.h"
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/core/interrupt.h"
@@ -49,43 +48,6 @@ std::vector<std::string> microkernels_of(const Space& space, const Config& c, co
   std::vector<std::string> v{ukernel_name(ch.uk, isa)};
   if (ch.pair) v.push_back(ukernel_name(ch.uk2, isa));
   return v;
-}
-
-// Test hook: CONVTUNE_FAULT="2:compile_error,3:crash,4:hang,5:wrong" makes
-// the candidate of that trial index fail on purpose, so tests can check that
-// each failure is recorded and the search goes on.
-std::map<int64_t, std::string> parse_faults() {
-  std::map<int64_t, std::string> m;
-  const char* env = std::getenv("CONVTUNE_FAULT");
-  if (!env) return m;
-  std::string s = env;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t end = s.find(',', pos);
-    std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    size_t colon = item.find(':');
-    if (colon != std::string::npos) m[std::stoll(item.substr(0, colon))] = item.substr(colon + 1);
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return m;
-}
-
-std::string inject_fault(std::string src, const std::string& fn, const std::string& fault) {
-  std::string open = "void " + fn + "(";
-  size_t at = src.find(open);
-  size_t brace = src.find("{\n", at);
-  std::string code;
-  if (fault == "compile_error") code = "  this is not C;\n";
-  if (fault == "crash") code = "  __builtin_trap();\n";
-  if (fault == "hang") code = "  for (volatile int spin = 1; spin;) {}\n";
-  if (fault == "wrong") {  // run the kernel, then spoil one element
-    size_t last = src.rfind("}\n");
-    src.insert(last, "  output[0] += 1.0f;\n");
-    return src;
-  }
-  src.insert(brace + 2, code);
-  return src;
 }
 
 }  // namespace
@@ -148,18 +110,14 @@ TuneResult run_tune(const TuneOptions& opt) {
     }
   }
 
-  Compiler cc = Compiler::from_env(isa.cflags);
-  // Emulated: the second implementation of build, peak and run (emulated_runner.h).
-  std::unique_ptr<EmulatedRunner> emu = res.emulated ? std::make_unique<EmulatedRunner>(isa) : nullptr;
-  if (!emu) cc.info();  // a missing compiler is an error now, not 20 failed candidates
   WorkDir wd("tune", opt.keep_dir);
-  const std::string peak_so = emu ? "" : build_peak(isa, cc, wd.path());
-  res.peak_gflops = emu ? emu->peak_gflops() : measure_peak(isa, peak_so, cpu);
+  Runner runner(isa, res.emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
+  res.peak_gflops = runner.peak_gflops();
   if (!opt.quiet) {
     if (!opt.isa_note.empty()) std::fprintf(stderr, "convtune: %s\n", opt.isa_note.c_str());
-    if (emu)
+    if (runner.emulated())
       std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
-                   isa.name.c_str(), emu->emulator().c_str());
+                   isa.name.c_str(), runner.emulator().c_str());
     std::fprintf(stderr, "convtune: tuning %s (%s) with %s search; class table %s\n", res.layer.c_str(),
                  opt.shape.to_string().c_str(), opt.search.c_str(), table.origin.c_str());
     std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
@@ -171,12 +129,11 @@ TuneResult run_tune(const TuneOptions& opt) {
   }
 
   ProblemData data = ProblemData::make(opt.shape, isa.lanes, opt.check_points, 20221101);
-  if (emu) emu->set_problem(data);
+  runner.set_problem(data);
   TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
   const int jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
   const size_t batch = size_t(std::max(4, 2 * jobs));
   const std::string fn = function_name(res.layer);
-  const auto faults = parse_faults();
   install_interrupt_handlers();
   Progress prog(fmt::format("tuning {}", res.layer), size_t(std::max<int64_t>(0, opt.trials - res.trials)),
                 opt.quiet);
@@ -200,14 +157,12 @@ TuneResult run_tune(const TuneOptions& opt) {
     for (size_t i = 0; i < cands.size(); ++i) {
       GeneratedKernel k = generate_conv(isa, {opt.shape, cands[i], fn,
                                               fmt::format("{} ({})", table.origin, table.created)});
-      auto f = faults.find(res.trials + int64_t(i));
-      if (f != faults.end()) k.c_source = inject_fault(k.c_source, fn, f->second);
       std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
       std::ofstream(base + ".c") << k.c_source;
-      cjobs.push_back({base + ".c", emu ? base : base + ".so"});
+      cjobs.push_back({base + ".c", base});
       gen.push_back(std::move(k));
     }
-    std::vector<CompileResult> built = emu ? emu->build_convs(cjobs, fn, jobs) : compile_all(cc, cjobs, jobs);
+    std::vector<CompileResult> built = runner.build(cjobs, jobs, fn);
     for (size_t i = 0; i < cands.size(); ++i) {
       if (interrupted()) break;  // unmeasured candidates are simply not recorded
       Record r;
@@ -233,8 +188,7 @@ TuneResult run_tune(const TuneOptions& opt) {
         r.status = "compile_error";
         r.detail = built[i].log.substr(0, 600);
       } else {
-        RunResult rr = emu ? emu->run_conv(cjobs[i].output, protocol, opt.timeout_s)
-                           : run_candidate(data, cjobs[i].output, fn, cpu, protocol, opt.timeout_s);
+        RunResult rr = runner.run_conv(cjobs[i].output, protocol, opt.timeout_s);
         r.status = rr.status;
         r.detail = rr.detail;
         r.seconds = rr.seconds;
@@ -265,8 +219,8 @@ TuneResult run_tune(const TuneOptions& opt) {
   res.interrupted = interrupted();
   // The peak again: a job sharing the core (or its sibling vCPU) during the
   // tune shows as a different figure, and every % of peak is then suspect.
-  if (!emu && res.new_trials > 0 && !res.interrupted) {
-    res.peak_end_gflops = measure_peak(isa, peak_so, cpu);
+  if (!runner.emulated() && res.new_trials > 0 && !res.interrupted) {
+    res.peak_end_gflops = runner.peak_gflops();
     const double drift = std::abs(res.peak_end_gflops - res.peak_gflops) / res.peak_gflops;
     if (drift > 0.05)
       notes.push_back(fmt::format("the peak moved from {:.1f} to {:.1f} GFLOP/s during the tune: another job may "

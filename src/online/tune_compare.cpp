@@ -1,7 +1,7 @@
 #include "convtune/online/tune_compare.h"
 
 #include <algorithm>
-#include <sstream>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -14,46 +14,57 @@
 
 namespace convtune {
 
+int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat) {
+  nlohmann::json j;
+  try {
+    pin_to_cpu(cpu);
+    ProblemData p = ProblemData::make(shape, load_isa(isa).lanes, 1000, 20221101);
+    std::string missing;
+    auto dn = make_onednn(p, &missing);
+    if (!dn) throw Error(missing.empty() ? "oneDNN is not in this build" : missing);
+    dn->run();
+    std::string err = check_output(p, dn->output(), "oneDNN", "check the libdnnl installation");
+    if (!err.empty()) throw Error(err);
+    Timing t = time_calls([&] { dn->run(); }, TimingProtocol{min_ms, repeat, 1});
+    j = {{"status", "ok"}, {"median_s", t.median_s}, {"impl", dn->impl()}};
+  } catch (const std::exception& e) {
+    j = {{"status", "error"}, {"detail", e.what()}};
+  }
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   OnednnComparison c;
   c.available = onednn_missing().empty();
   if (!c.available || !r.has_best) return c;
   const int cpu = o.cpu >= 0 ? o.cpu : default_cpu();
-  // A child, so the tuner itself stays unpinned and never starts OpenMP.
-  ForkResult fr = run_forked(
-      [&](int fd) {
-        try {
-          pin_to_cpu(cpu);
-          ProblemData p = ProblemData::make(r.shape, load_isa(o.isa).lanes, 1000, 20221101);
-          std::string missing;
-          auto dn = make_onednn(p, &missing);
-          dn->run();
-          std::string err = check_output(p, dn->output(), "oneDNN", "check the libdnnl installation");
-          if (!err.empty()) throw Error(err);
-          Timing t = time_calls([&] { dn->run(); }, TimingProtocol{o.min_repeat_ms, o.repeat, 1});
-          write_line(fd, fmt::format("ok {:.9g} {}", t.median_s, dn->impl()));
-        } catch (const std::exception& e) {
-          write_line(fd, std::string("error ") + e.what());
-        }
-        return 0;
-      },
-      std::max(120.0, o.timeout_s));
-  for (const auto& line : fr.lines) {
-    std::istringstream ss(line);
-    std::string word;
-    ss >> word;
-    if (word == "ok") {
-      ss >> c.seconds >> c.impl;
+  const double limit = std::max(120.0, o.timeout_s);
+  ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(), "--arch", o.isa,
+                             "--cpu", std::to_string(cpu), "--min-repeat-ms", fmt::format("{}", o.min_repeat_ms),
+                             "--repeat", std::to_string(o.repeat)},
+                            limit);
+  std::string last;
+  for (const auto& line : pr.lines) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("status")) {
+      last = line;
+      continue;
+    }
+    if (j.value("status", "") == "ok" && j.value("median_s", 0.0) > 0) {
+      c.seconds = j["median_s"].get<double>();
+      c.impl = j.value("impl", "");
       c.gflops = r.shape.flops() / c.seconds * 1e-9;
       c.ratio = r.best.gflops / c.gflops;
-      return c;
+    } else {
+      c.error = j.value("detail", line);
     }
-    if (word == "error") {
-      std::getline(ss >> std::ws, c.error);
-      return c;
-    }
+    return c;
   }
-  c.error = fr.timed_out ? "oneDNN timed out" : "the oneDNN child died before reporting";
+  c.error = pr.timed_out ? "oneDNN timed out"
+                         : "the oneDNN child " + failure_text(pr, limit) + " before reporting" +
+                               (last.empty() ? "" : ": " + last.substr(0, 300));
   return c;
 }
 

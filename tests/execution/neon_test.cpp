@@ -10,7 +10,6 @@
 
 #include "convtune/online/codegen.h"
 #include "convtune/execution/compiler.h"
-#include "convtune/execution/emulated_runner.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/offline/profile.h"
@@ -32,8 +31,9 @@ const std::string& missing() {
   GTEST_SKIP() << "cannot emulate NEON: " << missing()                                                        \
                << "; scripts/install-deps.sh installs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user"
 
-EmulatedRunner& runner() {
-  static EmulatedRunner r(load_isa("neon"));
+Runner& runner() {
+  static test::TempDir dir;
+  static Runner r(load_isa("neon"), true, -1, dir.path());
   return r;
 }
 
@@ -52,7 +52,7 @@ UkLayout odd_layout(const UkSizes& u, int lanes, size_t i) {
   return l;
 }
 
-// A profile-style unit: the kernels, then ct_profile_fns[] (emulated_driver.c).
+// A profile-style unit: the kernels, then ct_profile_fns[] (microkernels/driver.c).
 std::string unit_source(const Isa& isa, const std::vector<UkCase>& cases, const std::string& extra = "",
                         const std::vector<std::string>& extra_fns = {}) {
   std::string src = "#include <" + isa.header + ">\n" + extra;
@@ -69,14 +69,14 @@ std::string unit_source(const Isa& isa, const std::vector<UkCase>& cases, const 
 std::map<size_t, std::string> measure_all(const std::string& src, const std::vector<UkCase>& cases) {
   test::TempDir td;
   test::write_file(td.file("unit.c"), src);
-  auto built = runner().build_units({{td.file("unit.c"), td.file("unit")}}, 1);
+  auto built = runner().build({{td.file("unit.c"), td.file("unit")}}, 1);
   EXPECT_TRUE(built[0].ok) << built[0].log;
   std::map<size_t, std::string> status;
   if (!built[0].ok) return status;
   std::vector<size_t> todo;
   for (size_t i = 0; i < cases.size(); ++i) todo.push_back(i);
   runner().measure_unit(td.file("unit"), cases, 0, todo, 3, 3, TimingProtocol{0.01, 1, 0},
-                        [&](size_t i, const std::string& st, double) { status[i] = st; });
+                        [&](size_t i, const UkMeasured& m) { status[i] = m.status; });
   return status;
 }
 
@@ -133,19 +133,11 @@ TEST_P(ConvNeon, EqualsReferenceEverywhere) {
   test::TempDir td;
   test::write_file(td.file("k.c"), k.c_source);
   ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
-  RunResult r;
-  if (native) {
-    CompileResult cr = compile_one(Compiler::from_env(isa.cflags), {td.file("k.c"), td.file("k.so")});
-    ASSERT_TRUE(cr.ok) << cr.log;
-    r = run_candidate(p, td.file("k.so"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60);
-  } else {
-    auto built = runner().build_convs({{td.file("k.c"), td.file("k")}}, "ct_conv", 1);
-    ASSERT_TRUE(built[0].ok) << built[0].log;
-    runner().set_problem(p);
-    r = runner().run_conv(td.file("k"), TimingProtocol{1, 1, 0}, 120);
-    EXPECT_NE(r.counter_names.find("emulated"), std::string::npos);
-  }
+  // The same driver either way: natively, or cross-compiled and run under qemu.
+  RunResult r = build_and_run_conv(isa, !native, p, td.file("k.c"), "ct_conv", native ? default_cpu() : -1,
+                                   TimingProtocol{1, 1, 0}, 120);
   EXPECT_EQ(r.status, "ok") << r.detail << "\n" << k.c_source;
+  if (!native) EXPECT_EQ(r.counter_names, "none: emulated under qemu-aarch64 (timings not meaningful)");
 }
 
 // 4-lane vectors: K counts 4 channels per V(k).
@@ -201,7 +193,10 @@ TEST(NeonCli, EmulatedProfileAndTuneEndToEnd) {
   ASSERT_GE(t["microkernels"].size(), 20u);
   for (const auto& m : t["microkernels"]) EXPECT_EQ(m["status"], "ok") << m["name"];
 
-  std::string cmd = "env CONVTUNE_FAULT=0:wrong,1:crash " + std::string(CONVTUNE_BIN) +
+  // tests/execution/fault_cc.sh wraps the cross compiler and breaks two candidates.
+  std::string cmd = "env CROSS_CC=" + std::string(CONVTUNE_SOURCE_DIR) +
+                    "/tests/execution/fault_cc.sh FAULT_CC_REAL=" + load_isa("neon").emulation.cross_cc +
+                    " FAULT_CC_FAULTS=cand00000:wrong,cand00001:crash " + std::string(CONVTUNE_BIN) +
                     " tune --arch neon --emulate --shape K=16,C=8,H=8,R=3 --trials 3 --check-points 0" + fast +
                     " --table " + td.file("neon.json") + " --out " + td.file("tune") + " >" + td.file("out") +
                     " 2>" + td.file("err");

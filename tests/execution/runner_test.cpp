@@ -1,5 +1,5 @@
-// The runner's pieces that need no process: the result-line protocol shared
-// by the native and emulated runners, and the reference convolution.
+// The runner's pieces that need no process: the driver's JSON-line protocol
+// (one for native and emulated code), and the reference convolution.
 #include <gtest/gtest.h>
 
 #include "convtune/execution/runner.h"
@@ -7,42 +7,66 @@
 namespace convtune {
 namespace {
 
-TEST(ResultLine, OkWithCounters) {
-  RunResult r;
-  ASSERT_TRUE(parse_result_line("ok 0.0025 samples 0.0024 0.0025 0.0026 counters 2 1000 20 names PAPI_TOT_CYC,PAPI_L1_DCM", &r));
+ProcResult exited(int code, std::vector<std::string> lines) {
+  ProcResult p;
+  p.exit_code = code;
+  p.lines = std::move(lines);
+  return p;
+}
+
+TEST(DriverProtocol, OkWithCounters) {
+  RunResult r = conv_result(
+      exited(0, {R"({"event":"verified"})",
+                 R"({"status":"ok","median_s":0.0025,"samples":[0.0024,0.0025,0.0026],"calls_per_sample":4,)"
+                 R"("counters":[1000,20],"counter_names":"PAPI_TOT_CYC,PAPI_L1_DCM"})"}),
+      10);
   EXPECT_EQ(r.status, "ok");
   EXPECT_DOUBLE_EQ(r.seconds, 0.0025);
   EXPECT_EQ(r.samples, (std::vector<double>{0.0024, 0.0025, 0.0026}));
   EXPECT_EQ(r.counters, (std::vector<long long>{1000, 20}));
   EXPECT_EQ(r.counter_names, "PAPI_TOT_CYC,PAPI_L1_DCM");
+  EXPECT_EQ(r.detail, "");
 }
 
-TEST(ResultLine, OkWithoutCountersAsTheEmulatedDriverPrints) {
-  RunResult r;
-  r.counter_names = "none: emulated";
-  ASSERT_TRUE(parse_result_line("ok 1.5 samples 1.4 1.6", &r));
-  EXPECT_EQ(r.samples, (std::vector<double>{1.4, 1.6}));
-  EXPECT_TRUE(r.counters.empty());
-  EXPECT_EQ(r.counter_names, "none: emulated");  // left as the caller set it
-}
-
-TEST(ResultLine, FailuresCarryTheirReason) {
-  RunResult r;
-  ASSERT_TRUE(parse_result_line("wrong_result output element 7 differs from the reference by 1 (tolerance 0.01)", &r));
+TEST(DriverProtocol, FailuresCarryTheirReason) {
+  RunResult r = conv_result(
+      exited(0, {R"x({"status":"wrong_result","detail":"output element 7 differs from the reference by 1 (tolerance 0.01)"})x"}),
+      10);
   EXPECT_EQ(r.status, "wrong_result");
   EXPECT_EQ(r.detail, "output element 7 differs from the reference by 1 (tolerance 0.01)");
-  RunResult l;
-  ASSERT_TRUE(parse_result_line("load_error cannot load x.so: bad ELF", &l));
+  // The driver could not start its work: the code was not loaded.
+  RunResult l = conv_result(exited(2, {R"({"status":"error","detail":"cannot read problem.bin"})"}), 10);
   EXPECT_EQ(l.status, "load_error");
-  EXPECT_EQ(l.detail, "cannot load x.so: bad ELF");
+  EXPECT_EQ(l.detail, "cannot read problem.bin");
+  // The executable could not be started at all.
+  RunResult x = conv_result(exited(127, {"cannot run 'cand00001': No such file or directory"}), 10);
+  EXPECT_EQ(x.status, "load_error");
+  EXPECT_EQ(x.detail, "cannot run 'cand00001': No such file or directory");
 }
 
-TEST(ResultLine, OtherLinesAreNotResults) {
-  RunResult r;
-  EXPECT_FALSE(parse_result_line("verified", &r));
-  EXPECT_FALSE(parse_result_line("", &r));
-  EXPECT_FALSE(parse_result_line("okay 1", &r));
-  EXPECT_EQ(r.status, "crash");  // untouched default
+TEST(DriverProtocol, MalformedLinesAreACrashWithTheRawText) {
+  // A torn line, then nothing: the process said something that is not a result.
+  RunResult r = conv_result(exited(0, {R"({"event":"verified"})", R"({"status":"ok","median_s":0.00)"}), 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, R"(exited with code 0 before reporting: {"status":"ok","median_s":0.00)");
+  // Valid JSON, but not what the protocol says.
+  r = conv_result(exited(0, {R"({"status":"ok","median_s":"fast"})"}), 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, R"(the driver reported an unreadable result: {"status":"ok","median_s":"fast"})");
+}
+
+TEST(DriverProtocol, DeathAndSilenceSayHowTheyEnded) {
+  ProcResult p = exited(-1, {R"({"event":"verified"})", "qemu: uncaught target signal 5 (Trace/breakpoint trap)"});
+  p.signal = 5;
+  RunResult r = conv_result(p, 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, "killed by signal 5 (Trace/breakpoint trap) before reporting: qemu: uncaught target signal 5 "
+                      "(Trace/breakpoint trap)");
+  ProcResult t = exited(-1, {});
+  t.timed_out = true;
+  r = conv_result(t, 3);
+  EXPECT_EQ(r.status, "timeout");
+  EXPECT_EQ(r.detail, "no result within 3 s (--timeout)");
 }
 
 // A 1-channel 3x3 convolution with pad 1, computed by hand at two points.

@@ -28,9 +28,14 @@ std::vector<nlohmann::json> read_log(const std::string& path) {
   return v;
 }
 
+// tests/execution/fault_cc.sh as $CC breaks chosen candidates on purpose.
+const std::string kFaultCc = std::string(CONVTUNE_SOURCE_DIR) + "/tests/execution/fault_cc.sh";
+
 TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   test::TempDir td;
-  std::string cmd = "env CONVTUNE_FAULT=0:compile_error,1:crash,2:hang,3:wrong " + std::string(CONVTUNE_BIN) +
+  std::string cmd = "env CC=" + kFaultCc +
+                    " FAULT_CC_FAULTS=cand00000:compile_error,cand00001:crash,cand00002:hang,cand00003:wrong " +
+                    std::string(CONVTUNE_BIN) +
                     " tune" + kFast + " --trials 6 --timeout 3 --out " + td.path() + "/f";
   ASSERT_EQ(std::system((cmd + " > " + td.file("out.txt") + " 2>&1").c_str()), 0) << test::read_file(td.file("out.txt"));
   auto log = read_log(td.path() + "/f/log.jsonl");
@@ -41,6 +46,14 @@ TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   EXPECT_EQ(log[3]["status"], "wrong_result");
   EXPECT_EQ(log[4]["status"], "ok");
   EXPECT_EQ(log[5]["status"], "ok");
+  // Each failure says what happened.
+  EXPECT_NE(log[0]["detail"].get<std::string>().find("fault_cc.sh: an injected compile error"), std::string::npos)
+      << log[0];
+  EXPECT_EQ(log[1]["detail"].get<std::string>().rfind("killed by signal 4 (Illegal instruction) before reporting", 0), 0u)
+      << log[1];
+  EXPECT_EQ(log[2]["detail"], "no result within 3 s (--timeout)");
+  EXPECT_EQ(log[3]["detail"].get<std::string>().rfind("output element 0 differs from the reference by ", 0), 0u)
+      << log[3];
   for (const auto& rec : log) {
     for (const char* key : {"format_version", "layer", "shape", "config", "microkernels", "status", "seconds", "gflops",
                             "percent_peak", "compile_seconds", "counters", "table_fingerprint", "seed", "tool_version",

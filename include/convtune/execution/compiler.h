@@ -1,6 +1,6 @@
 #pragma once
 // The system C compiler ($CC, default cc) turning generated C into shared
-// objects, many at a time.
+// objects or, with the driver (runner.h), executables, many at a time.
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,6 +13,7 @@ struct Compiler {
   std::vector<std::string> command;  // $CC split on blanks ("ccache gcc" works)
   std::vector<std::string> flags;    // ISA flags from the ISA description
   std::vector<std::string> output_flags{"-fPIC", "-shared"};  // what compile_one makes
+  std::vector<std::string> link_flags;  // after the source: objects and libraries to link
   double timeout_s = 120;
 
   /// From $CC (default "cc") and the given flags.
@@ -24,18 +25,20 @@ struct Compiler {
 
 struct CompileJob {
   std::string source;  // .c file
-  std::string output;  // .so file
+  std::string output;  // .so file or executable
 };
 
 struct CompileResult {
   bool ok = false;
   bool timed_out = false;
+  bool no_output = false;  // the compiler "succeeded" without writing the output (CC=true)
   std::string log;  // compiler output (trimmed)
   double seconds = 0;
 };
 
-/// Compiles one C file: flags, then -std=c99 and output_flags (by default a
-/// shared object; the emulated runner links static executables).
+/// Compiles one C file: flags, then -std=c99, output_flags (by default a
+/// shared object), -o output, the source and link_flags. A compiler killed by
+/// a signal, or one that writes no output file, fails with a log saying so.
 CompileResult compile_one(const Compiler& cc, const CompileJob& job);
 
 /// Compiles jobs on `parallel` threads; on_done(i) is called (serialised)

@@ -1,17 +1,28 @@
 #pragma once
-// Runs one compiled candidate in its own process: loads it, checks it against
-// a reference convolution, times it under the protocol (000 §5). A crash,
-// hang or wrong result is a status, never the tuner's death.
+// The one way convtune runs generated code: each generated C file (a
+// convolution candidate, a profile unit, the peak loop) is linked with the
+// driver (microkernels/driver.c, microkernels/timing.c) into an executable,
+// native ($CC, with PAPI) or cross-compiled ($CROSS_CC, static) for an ISA of
+// another architecture. The executable runs in its own process -- directly, or
+// under qemu-user -- pins itself, checks the code against a reference, times it
+// with the one timing protocol and reports one JSON object per line. A crash,
+// hang, wrong result or failure to start is a status, never the tuner's death.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "convtune/execution/measure.h"
+#include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/measure.h"
+#include "convtune/execution/subprocess.h"
+#include "convtune/offline/ukernel_codegen.h"
 
 namespace convtune {
 
-/// The operands of one layer, made once and inherited by every forked child.
+/// The operands of one layer and reference values at the checked points; the
+/// runner writes them to a file every candidate's driver reads.
 struct ProblemData {
   Shape shape;
   int64_t Kp = 0;
@@ -39,14 +50,85 @@ struct RunResult {
   std::string counter_names;     // "none: ..." when absent
 };
 
-/// Reads one line of a candidate's report ("ok <median> samples ... [counters
-/// N ... names ...]", "wrong_result <why>", "load_error <why>") into r; false
-/// for any other line. The native and the emulated runner share it.
-bool parse_result_line(const std::string& line, RunResult* r);
+/// A convolution driver's output (its JSON lines, or whatever else it printed)
+/// and exit as a result: the first line with a "status" decides; without one,
+/// a crash or timeout whose detail says how it ended and the last other text.
+RunResult conv_result(const ProcResult& p, double timeout_s);
 
-/// Runs `symbol` from `so_path` in a child pinned to `cpu`. The child is
-/// killed when a call (or the verification) takes longer than timeout_s.
-RunResult run_candidate(const ProblemData& p, const std::string& so_path, const std::string& symbol,
-                        int cpu, const TimingProtocol& protocol, double timeout_s);
+/// How to run the ISA's code here: false natively (the CPU runs it, whatever
+/// `emulate` says); true under emulation (another architecture, `emulate`
+/// given). Throws Error with the fix otherwise.
+bool use_emulation(const Isa& isa, bool emulate);
+
+/// What is missing to emulate the ISA here (cross compiler, its C library,
+/// the emulator), tried by building and running a small program; "" when
+/// nothing is.
+std::string emulation_missing(const Isa& isa);
+
+/// A microkernel instance to check: its sizes and the layout baked into it.
+struct UkCase {
+  UkSizes u;
+  UkLayout l;
+};
+
+/// One microkernel's measurement in a profile unit.
+struct UkMeasured {
+  std::string status = "crash";  // ok | wrong_result | crash | timeout
+  double gflops = 0;
+  std::vector<long long> counters;  // per call (natively, where the machine has them)
+};
+
+class Runner {
+ public:
+  /// Builds the driver in `dir` with $CC (native) or the cross compiler
+  /// (emulated: throws Error naming the packages when emulation_missing).
+  /// Executables pin themselves to `cpu`. Throws Error when the compiler does
+  /// not work.
+  Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir);
+
+  bool emulated() const { return emulated_; }
+  const std::string& emulator() const { return isa_.emulation.qemu; }
+  CompilerInfo compiler_info() const { return cc_.info(); }
+
+  /// Links each job's C file with the driver into the job's executable;
+  /// conv_symbol names a convolution's function ("" for units and the peak).
+  std::vector<CompileResult> build(const std::vector<CompileJob>& jobs, int parallel,
+                                   const std::string& conv_symbol = "",
+                                   const std::function<void(size_t)>& on_done = {}) const;
+
+  /// Writes the operands and reference values that run_conv checks against.
+  void set_problem(const ProblemData& p);
+  /// Verifies a built convolution at the problem's check points, then times
+  /// it; killed when verifying or a measurement takes longer than timeout_s.
+  RunResult run_conv(const std::string& exe, const TimingProtocol& protocol, double timeout_s) const;
+
+  /// For i in todo, checks ct_profile_fns[i - base] of a built unit against
+  /// the contract's reference (nc_verify steps, overwrite on NaN garbage,
+  /// then accumulate) and times nc_time steps; done(i, result). A crash or
+  /// hang loses only the microkernel in flight.
+  void measure_unit(const std::string& exe, const std::vector<UkCase>& cases, size_t base,
+                    const std::vector<size_t>& todo, int64_t nc_verify, int64_t nc_time,
+                    const TimingProtocol& protocol,
+                    const std::function<void(size_t, const UkMeasured&)>& done) const;
+
+  /// The peak loop (peak.h), built once: its median GFLOP/s. Throws Error
+  /// when it does not build or run.
+  double peak_gflops();
+
+ private:
+  std::vector<std::string> command(const std::string& exe) const;  // [qemu] exe cpu
+
+  Isa isa_;
+  bool emulated_;
+  int cpu_;
+  std::string dir_;
+  Compiler cc_;  // link_flags add the driver
+  std::string peak_exe_, data_file_;
+};
+
+/// Builds one generated convolution (C file defining `symbol`) with the
+/// driver and runs it once: the one-shot path of tests and tools.
+RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
+                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s);
 
 }  // namespace convtune

@@ -12,7 +12,7 @@ namespace convtune {
 
 struct ProfileOptions {
   std::string isa = "avx512";
-  bool emulate = false;   // an ISA of another architecture under qemu-user (emulated_runner.h)
+  bool emulate = false;   // an ISA of another architecture under qemu-user (runner.h)
   double threshold = 0.80;
   bool quick = false;     // a small representative subset
   int cpu = -1;           // measuring core; -1 = the last one

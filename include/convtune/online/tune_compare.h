@@ -1,6 +1,8 @@
 #pragma once
 // The closing comparison of `convtune tune`: oneDNN on the same shape, timed
-// under the same protocol in a child pinned to the measuring core.
+// under the same protocol in a child pinned to the measuring core. The child
+// is convtune itself (/proc/self/exe internal-onednn ...), spawned, so the
+// tuner neither forks nor pins itself nor starts OpenMP.
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +22,12 @@ struct OnednnComparison {
 
 /// Times oneDNN for r.shape with o's core and timing; never throws.
 OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
+
+/// The child's side (`convtune internal-onednn`): pins itself to cpu, checks
+/// oneDNN against the reference, times it and prints one JSON line,
+/// {"status":"ok","median_s":..,"impl":".."} or {"status":"error","detail":".."}.
+/// Returns the exit code.
+int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat);
 
 /// One line for tune's summary ("" when oneDNN is not in this build).
 std::string onednn_text(const OnednnComparison& c, double peak_gflops);

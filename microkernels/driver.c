@@ -1,0 +1,402 @@
+/* main() for all generated code convtune runs. convtune (src/execution/runner.cpp)
+ * links it with one generated C file -- a convolution candidate, a profile unit
+ * (ct_profile_fns[]) or the peak loop (ct_peak) -- and timing.c into one
+ * executable, built natively ($CC, with PAPI) and run directly, or
+ * cross-compiled ($CROSS_CC, static, no PAPI) and run under qemu-user. It pins
+ * itself to CPU, checks the code against a reference (microkernels/CONTRACT.md;
+ * for whole convolutions the reference values come from convtune, runner.h),
+ * times it with timing.c and prints one JSON object per line on stdout:
+ *
+ *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_entry on DATA
+ *       {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
+ *       "calls_per_sample":..,"counters":[..],"counter_names":".."} or
+ *       {"status":"wrong_result","detail":".."}
+ *   CPU ukernels NC_VERIFY NC_TIME MIN_MS REPEAT DISCARD LANES
+ *       {POS INDEX k c w h r s IROW IPIX ST WR WS WC OROW OPIX}...
+ *       {"pos":..,"status":"ok"|"wrong_result","median_s":..,"counters":[per call]}
+ *       per microkernel ct_profile_fns[INDEX]
+ *   CPU peak ITERS MIN_MS REPEAT DISCARD    {"status":"ok","median_s":..} for ct_peak
+ *
+ * CPU -1 does not pin. Anything that stops it early is {"status":"error","detail":".."}.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "timing.h"
+#ifdef CT_PAPI
+#include <papi.h>
+#endif
+
+typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);
+extern const ct_ukernel_fn ct_profile_fns[] __attribute__((weak));
+extern double ct_peak(long iters, const float *seed) __attribute__((weak));
+/* A convolution candidate is compiled with -D<its name>=ct_conv_entry. */
+extern void ct_conv_entry(const float *restrict input, const float *restrict weights, float *restrict output)
+    __attribute__((weak));
+
+/* ---- JSON lines ---------------------------------------------------------- */
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static void report(const char *status, const char *detail) {
+  printf("{\"status\":\"%s\",\"detail\":", status);
+  json_string(detail);
+  printf("}\n");
+  fflush(stdout);
+}
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    report("error", "out of memory");
+    exit(2);
+  }
+  return p;
+}
+
+/* ---- clock and counters: PAPI natively, clock_gettime under emulation ---- */
+struct counters {
+  int eventset, n, running;
+  char names[128];
+};
+
+static int64_t now_ns(void *env) {
+  (void)env;
+#ifdef CT_PAPI
+  if (PAPI_is_initialized() != PAPI_NOT_INITED) return PAPI_get_real_nsec();
+#endif
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The events src/execution/timer.cpp asks for, with the same names. */
+static void counters_open(struct counters *c) {
+  c->eventset = -1;
+  c->n = 0;
+  c->running = 0;
+  strcpy(c->names, "none: built without PAPI");
+#ifdef CT_PAPI
+  static const int codes[] = {PAPI_TOT_CYC, PAPI_L1_DCM, PAPI_L2_DCM};
+  static const char *const names[] = {"PAPI_TOT_CYC", "PAPI_L1_DCM", "PAPI_L2_DCM"};
+  char why[96] = "no counters";
+  long long tmp[CT_MAX_COUNTERS];
+  if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
+    strcpy(c->names, "none: PAPI failed to initialise");
+    return;
+  }
+  if (PAPI_create_eventset(&c->eventset) != PAPI_OK) {
+    strcpy(c->names, "none: PAPI cannot create an event set");
+    c->eventset = -1;
+    return;
+  }
+  c->names[0] = 0;
+  for (int i = 0; i < 3; ++i) {
+    int rc = PAPI_add_event(c->eventset, codes[i]);
+    if (rc == PAPI_OK) {
+      if (c->n) strcat(c->names, ",");
+      strcat(c->names, names[i]);
+      ++c->n;
+    } else if (strcmp(why, "no counters") == 0) {
+      snprintf(why, sizeof why, "%s: %s", names[i], PAPI_strerror(rc));
+    }
+  }
+  /* Some kernels accept the events but refuse to start them. */
+  if (c->n) {
+    int rc = PAPI_start(c->eventset);
+    if (rc == PAPI_OK) {
+      PAPI_stop(c->eventset, tmp);
+    } else {
+      snprintf(why, sizeof why, "PAPI_start: %s", PAPI_strerror(rc));
+      c->n = 0;
+    }
+  }
+  if (!c->n) snprintf(c->names, sizeof c->names, "none: %s", why);
+#endif
+}
+
+static void counters_start(void *env) {
+#ifdef CT_PAPI
+  struct counters *c = env;
+  c->running = PAPI_start(c->eventset) == PAPI_OK;
+#else
+  (void)env;
+#endif
+}
+
+static int counters_stop(void *env, long long *values) {
+#ifdef CT_PAPI
+  struct counters *c = env;
+  if (!c->running) return 0;
+  c->running = 0;
+  return PAPI_stop(c->eventset, values) == PAPI_OK ? c->n : 0;
+#else
+  (void)env;
+  (void)values;
+  return 0;
+#endif
+}
+
+static ct_clock make_clock(struct counters *c) {
+  ct_clock k = {now_ns, NULL, NULL, c};
+  if (c->n) {
+    k.counters_start = counters_start;
+    k.counters_stop = counters_stop;
+  }
+  return k;
+}
+
+static ct_protocol protocol(char **argv) { /* MIN_MS REPEAT DISCARD */
+  ct_protocol p = {atof(argv[0]), atoi(argv[1]), atoi(argv[2])};
+  if (p.repeat < 1) p.repeat = 1;
+  if (p.discard < 0) p.discard = 0;
+  return p;
+}
+
+static double absd(double x) { return x < 0 ? -x : x; }
+
+static uint64_t rng_state = 88172645463325252ull;
+static float rnd(void) { /* xorshift64, uniform in [-1, 1) */
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (float)((double)(rng_state >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+/* ---- conv: operands and reference values written by convtune ------------- */
+struct conv_ctx {
+  const float *in, *w;
+  float *out;
+};
+static void conv_call(void *p) {
+  struct conv_ctx *c = p;
+  ct_conv_entry(c->in, c->w, c->out);
+}
+
+static int run_conv(char **argv) {
+  if (!ct_conv_entry) {
+    report("error", "built without a convolution (-D<name>=ct_conv_entry)");
+    return 2;
+  }
+  FILE *f = fopen(argv[0], "rb");
+  char magic[8], msg[256];
+  int64_t n[4];
+  double tol, worst = 0;
+  int64_t worst_at = -1;
+  ct_protocol p = protocol(argv + 1);
+  if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB1", 8) != 0 || fread(n, 8, 4, f) != 4 ||
+      fread(&tol, 8, 1, f) != 1) {
+    snprintf(msg, sizeof msg, "cannot read %s", argv[0]);
+    report("error", msg);
+    return 2;
+  }
+  float *in = xmalloc(sizeof(float) * (size_t)n[0]), *w = xmalloc(sizeof(float) * (size_t)n[1]),
+        *out = xmalloc(sizeof(float) * (size_t)n[2]);
+  int64_t *idx = xmalloc(sizeof(int64_t) * (size_t)n[3]);
+  double *val = xmalloc(sizeof(double) * (size_t)n[3]);
+  if (fread(in, 4, (size_t)n[0], f) != (size_t)n[0] || fread(w, 4, (size_t)n[1], f) != (size_t)n[1] ||
+      fread(idx, 8, (size_t)n[3], f) != (size_t)n[3] || fread(val, 8, (size_t)n[3], f) != (size_t)n[3]) {
+    snprintf(msg, sizeof msg, "%s is truncated", argv[0]);
+    report("error", msg);
+    return 2;
+  }
+  fclose(f);
+  /* The kernel overwrites its output: start from NaN so a skipped element shows. */
+  for (int64_t i = 0; i < n[2]; ++i) out[i] = NAN;
+  ct_conv_entry(in, w, out);
+  for (int64_t i = 0; i < n[3]; ++i) {
+    double err = absd((double)out[idx[i]] - val[i]);
+    if (!(err <= tol) && (worst_at < 0 || !(err <= worst))) {
+      worst = err;
+      worst_at = idx[i];
+    }
+  }
+  if (worst_at >= 0) {
+    snprintf(msg, sizeof msg, "output element %lld differs from the reference by %.3g (tolerance %.3g)",
+             (long long)worst_at, worst, tol);
+    report("wrong_result", msg);
+    return 0;
+  }
+  printf("{\"event\":\"verified\"}\n");
+  fflush(stdout);
+  struct counters cnt;
+  counters_open(&cnt);
+  ct_clock clock = make_clock(&cnt);
+  struct conv_ctx c = {in, w, out};
+  ct_timing t;
+  t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
+  ct_time_calls(conv_call, &c, &p, &clock, &t);
+  printf("{\"status\":\"ok\",\"median_s\":%.9g,\"samples\":[", t.median_s);
+  for (int i = 0; i < t.n_samples; ++i) printf("%s%.9g", i ? "," : "", t.samples_s[i]);
+  printf("],\"calls_per_sample\":%lld,\"counters\":[", (long long)t.calls_per_sample);
+  for (int i = 0; i < t.n_counters; ++i) printf("%s%lld", i ? "," : "", t.counters[i]);
+  printf("],\"counter_names\":");
+  json_string(cnt.names);
+  printf("}\n");
+  return 0;
+}
+
+/* ---- ukernels: the contract's scalar reference --------------------------- */
+enum { K, C, W, H, R, S, IROW, IPIX, ST, WR, WS, WC, OROW, OPIX, NPARAM };
+
+static void ref_ukernel(const long *d, long lanes, const float *I, const float *Wt, float *O, long nc, int acc) {
+  for (long h = 0; h < d[H]; ++h)
+    for (long w = 0; w < d[W]; ++w)
+      for (long kk = 0; kk < d[K] * lanes; ++kk) {
+        float *o = &O[h * d[OROW] + w * d[OPIX] + kk];
+        double sum = acc ? *o : 0.0;
+        for (long c = 0; c < nc * d[C]; ++c)
+          for (long r = 0; r < d[R]; ++r)
+            for (long s = 0; s < d[S]; ++s)
+              sum += (double)I[(h * d[ST] + r) * d[IROW] + (w * d[ST] + s) * d[IPIX] + c] *
+                     Wt[r * d[WR] + s * d[WS] + c * d[WC] + kk];
+        *o = (float)sum;
+      }
+}
+
+struct uk_ctx {
+  ct_ukernel_fn fn;
+  const float *in, *w;
+  float *out;
+  long nc;
+};
+static void uk_call(void *p) {
+  struct uk_ctx *c = p;
+  c->fn(c->in, c->w, c->out, c->nc, 1);
+}
+
+static int same(const float *a, const float *b, long n, double tol) {
+  for (long j = 0; j < n; ++j)
+    if (!(absd((double)a[j] - (double)b[j]) <= tol)) return 0;
+  return 1;
+}
+
+static int run_ukernels(int argc, char **argv) {
+  long ncv = atol(argv[0]), nct = atol(argv[1]), lanes = atol(argv[5]);
+  long ncm = ncv > nct ? ncv : nct;
+  ct_protocol p = protocol(argv + 2);
+  struct counters cnt;
+  if (!ct_profile_fns) {
+    report("error", "built without ct_profile_fns");
+    return 2;
+  }
+  counters_open(&cnt);
+  ct_clock clock = make_clock(&cnt);
+  ct_timing t;
+  t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
+  for (int a = 6; a + 2 + NPARAM <= argc; a += 2 + NPARAM) {
+    long pos = atol(argv[a]), index = atol(argv[a + 1]), d[NPARAM];
+    for (int i = 0; i < NPARAM; ++i) d[i] = atol(argv[a + 2 + i]);
+    long n_in = ((d[H] - 1) * d[ST] + d[R] - 1) * d[IROW] + ((d[W] - 1) * d[ST] + d[S] - 1) * d[IPIX] + ncm * d[C];
+    long n_w = (d[R] - 1) * d[WR] + (d[S] - 1) * d[WS] + (ncm * d[C] - 1) * d[WC] + d[K] * lanes;
+    long n_out = (d[H] - 1) * d[OROW] + (d[W] - 1) * d[OPIX] + d[K] * lanes;
+    float *in = xmalloc(sizeof(float) * (size_t)n_in), *w = xmalloc(sizeof(float) * (size_t)n_w),
+          *out = xmalloc(sizeof(float) * (size_t)n_out), *ref = xmalloc(sizeof(float) * (size_t)n_out);
+    const double tol = 1e-5 * (double)(2 * ncv * d[C] * d[R] * d[S] + 1);
+    ct_ukernel_fn fn = ct_profile_fns[index];
+    for (long j = 0; j < n_in; ++j) in[j] = rnd();
+    for (long j = 0; j < n_w; ++j) w[j] = rnd();
+    for (long j = 0; j < n_out; ++j) out[j] = ref[j] = rnd();
+    /* Overwrite mode on NaN garbage, then accumulate; the gaps between output
+       rows and pixels must keep their values. */
+    for (long h = 0; h < d[H]; ++h)
+      for (long x = 0; x < d[W]; ++x)
+        for (long k = 0; k < d[K] * lanes; ++k) out[h * d[OROW] + x * d[OPIX] + k] = NAN;
+    fn(in, w, out, ncv, 0);
+    ref_ukernel(d, lanes, in, w, ref, ncv, 0);
+    int good = same(out, ref, n_out, tol);
+    fn(in, w, out, ncv, 1);
+    ref_ukernel(d, lanes, in, w, ref, ncv, 1);
+    good = good && same(out, ref, n_out, 2 * tol);
+    if (!good) {
+      printf("{\"pos\":%ld,\"status\":\"wrong_result\"}\n", pos);
+    } else {
+      struct uk_ctx c = {fn, in, w, out, nct};
+      ct_time_calls(uk_call, &c, &p, &clock, &t);
+      /* Counters per call: summed over the kept samples. */
+      const double calls = (double)t.calls_per_sample * (double)t.n_samples;
+      printf("{\"pos\":%ld,\"status\":\"ok\",\"median_s\":%.9g,\"counters\":[", pos, t.median_s);
+      for (int i = 0; i < t.n_counters; ++i) printf("%s%lld", i ? "," : "", llround((double)t.counters[i] / calls));
+      printf("]}\n");
+    }
+    fflush(stdout);
+    free(in);
+    free(w);
+    free(out);
+    free(ref);
+  }
+  return 0;
+}
+
+/* ---- peak ---------------------------------------------------------------- */
+struct peak_ctx {
+  long iters;
+  volatile double sink;
+};
+static void peak_call(void *p) {
+  static const float seed[3] = {0.999999f, 1e-7f, 0.5f};
+  struct peak_ctx *c = p;
+  c->sink = c->sink + ct_peak(c->iters, seed);
+}
+
+static int run_peak(char **argv) {
+  struct peak_ctx c = {atol(argv[0]), 0};
+  ct_protocol p = protocol(argv + 1);
+  struct counters none = {-1, 0, 0, ""};
+  ct_clock clock = make_clock(&none);
+  ct_timing t;
+  if (!ct_peak) {
+    report("error", "built without ct_peak");
+    return 2;
+  }
+#ifdef CT_PAPI
+  PAPI_library_init(PAPI_VER_CURRENT); /* PAPI's real-time clock, as convtune's */
+#endif
+  t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
+  ct_time_calls(peak_call, &c, &p, &clock, &t);
+  printf("{\"status\":\"ok\",\"median_s\":%.9g}\n", t.median_s);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int rc = 2, cpu = argc > 1 ? atoi(argv[1]) : -1;
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core); /* a crashing candidate leaves no core file (nor qemu's) */
+  if (cpu >= 0) {
+    /* Natively the pin must hold; qemu-user may refuse it, and timings mean nothing there anyway. */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+#ifndef CT_EMULATED
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      char msg[64];
+      snprintf(msg, sizeof msg, "cannot pin to CPU %d", cpu);
+      report("error", msg);
+      return 2;
+    }
+#else
+    (void)sched_setaffinity(0, sizeof set, &set);
+#endif
+  }
+  if (argc >= 7 && strcmp(argv[2], "conv") == 0) rc = run_conv(argv + 3);
+  else if (argc >= 9 && strcmp(argv[2], "ukernels") == 0) rc = run_ukernels(argc - 3, argv + 3);
+  else if (argc >= 7 && strcmp(argv[2], "peak") == 0) rc = run_peak(argv + 3);
+  else report("error", "usage: driver CPU conv|ukernels|peak ARGS (see microkernels/driver.c)");
+  fflush(stdout);
+  return rc;
+}

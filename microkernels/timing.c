@@ -1,0 +1,70 @@
+/* The timing protocol; see timing.h. */
+#include "timing.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double ct_median(const double *v, int n) {
+  double *s, m;
+  if (n <= 0) return 0;
+  s = malloc(sizeof(double) * (size_t)n);
+  if (!s) return v[0];
+  memcpy(s, v, sizeof(double) * (size_t)n);
+  qsort(s, (size_t)n, sizeof(double), cmp_double);
+  m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  free(s);
+  return m;
+}
+
+void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const ct_clock *clock, ct_timing *out) {
+  const double target = p->min_ms * 1e-3;
+  const int repeat = p->repeat < 1 ? 1 : p->repeat;
+  int64_t n = 1, t0;
+  double one;
+  long long values[CT_MAX_COUNTERS];
+  out->n_samples = 0;
+  out->n_counters = 0;
+  memset(out->counters, 0, sizeof out->counters);
+  /* Warm-up call (first touch, caches, instruction cache). */
+  t0 = clock->now_ns(clock->env);
+  call(ctx);
+  one = (double)(clock->now_ns(clock->env) - t0) * 1e-9;
+  /* Calibrate: grow the count until one measurement lasts min_ms. */
+  if (one < target) {
+    n = (int64_t)(target / (one > 1e-9 ? one : 1e-9) * 0.5);
+    if (n < 1) n = 1;
+    for (;;) {
+      int64_t a = clock->now_ns(clock->env), m;
+      double s;
+      for (int64_t i = 0; i < n; ++i) call(ctx);
+      s = (double)(clock->now_ns(clock->env) - a) * 1e-9;
+      if (s >= target) break;
+      m = (int64_t)((double)n * target / (s > 1e-9 ? s : 1e-9) * 1.1);
+      n = m > n + 1 ? m : n + 1;
+    }
+  }
+  out->calls_per_sample = n;
+  for (int rep = 0; rep < p->discard + repeat; ++rep) {
+    const int keep = rep >= p->discard;
+    const int counted = keep && clock->counters_start && clock->counters_stop;
+    int64_t a;
+    double s;
+    if (counted) clock->counters_start(clock->env);
+    a = clock->now_ns(clock->env);
+    for (int64_t i = 0; i < n; ++i) call(ctx);
+    s = (double)(clock->now_ns(clock->env) - a) * 1e-9 / (double)n;
+    if (counted) {
+      int got = clock->counters_stop(clock->env, values);
+      if (got > CT_MAX_COUNTERS) got = CT_MAX_COUNTERS;
+      for (int i = 0; i < got; ++i) out->counters[i] += values[i];
+      if (got > out->n_counters) out->n_counters = got;
+    }
+    if (keep) out->samples_s[out->n_samples++] = s;
+  }
+  out->median_s = ct_median(out->samples_s, out->n_samples);
+}

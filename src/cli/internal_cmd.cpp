@@ -1,0 +1,31 @@
+// Hidden subcommands that convtune spawns of itself (never shown in --help).
+#include "commands.h"
+#include "convtune/core/shape.h"
+#include "convtune/online/tune_compare.h"
+
+namespace convtune::cli {
+
+namespace {
+
+struct OnednnArgs {
+  std::string shape, isa;
+  int cpu = 0;
+  double min_ms = 100;
+  int repeat = 5;
+};
+
+}  // namespace
+
+// `internal-onednn`: tune's closing oneDNN comparison, in its own process.
+Runner setup_internal_onednn(CLI::App* sub) {
+  auto a = std::make_shared<OnednnArgs>();
+  sub->group("");  // hidden
+  sub->add_option("--shape", a->shape)->required();
+  sub->add_option("--arch", a->isa)->required();
+  sub->add_option("--cpu", a->cpu)->required();
+  sub->add_option("--min-repeat-ms", a->min_ms);
+  sub->add_option("--repeat", a->repeat);
+  return [a] { return onednn_child(parse_shape(a->shape), a->isa, a->cpu, a->min_ms, a->repeat); };
+}
+
+}  // namespace convtune::cli

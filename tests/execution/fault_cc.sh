@@ -1,0 +1,40 @@
+#!/bin/sh
+# A C compiler for tests (a test double, so convtune carries no fault hook):
+# runs $FAULT_CC_REAL (default cc) with the same arguments, except for the
+# generated files named in $FAULT_CC_FAULTS, e.g. "cand00001:crash,cand00003:wrong",
+# whose convolution fails on purpose:
+#   compile_error  the compilation fails
+#   crash          the convolution traps (__builtin_trap)
+#   hang           the convolution never returns
+#   wrong          the convolution runs, then spoils output[0]
+# It works through the driver's entry point (microkernels/driver.c): the
+# candidate, compiled with -D<name>=ct_conv_entry, is renamed ct_conv_real and
+# a wrapper defining ct_conv_entry is linked in.
+real=${FAULT_CC_REAL:-cc}
+src=
+for a in "$@"; do
+  case "$a" in *.c) src=$a ;; esac
+done
+base=$(basename "${src:-none}" .c)
+fault=
+for item in $(echo "${FAULT_CC_FAULTS:-}" | tr ',' ' '); do
+  [ "${item%%:*}" = "$base" ] && fault=${item#*:}
+done
+[ -z "$fault" ] && exec $real "$@"
+case $fault in
+  compile_error) echo "$src:1:1: error: fault_cc.sh: an injected compile error" >&2; exit 1 ;;
+  crash) body='__builtin_trap();' ;;
+  hang) body='for (volatile int spin = 1; spin;) {}' ;;
+  wrong) body='ct_conv_real(i, w, o); o[0] += 1.0f;' ;;
+  *) echo "fault_cc.sh: unknown fault '$fault'" >&2; exit 2 ;;
+esac
+wrapper=$(dirname "$src")/$base.fault.c
+printf '%s\n' 'void ct_conv_real(const float *, const float *, float *);' \
+  "void ct_conv_entry(const float *i, const float *w, float *o) { (void)i; (void)w; (void)o; $body }" >"$wrapper"
+n=$#
+for a in "$@"; do
+  case "$a" in -D*=ct_conv_entry) a="${a%=ct_conv_entry}=ct_conv_real" ;; esac
+  set -- "$@" "$a"
+done
+shift $n
+exec $real "$@" "$wrapper"
