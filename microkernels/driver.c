@@ -26,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <signal.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "timing.h"
@@ -377,6 +380,8 @@ int main(int argc, char **argv) {
   int rc = 2, cpu = argc > 1 ? atoi(argv[1]) : -1;
   struct rlimit no_core = {0, 0};
   setrlimit(RLIMIT_CORE, &no_core); /* a crashing candidate leaves no core file (nor qemu's) */
+  /* A convtune killed with SIGKILL takes a hanging candidate with it. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (cpu >= 0) {
     /* Natively the pin must hold; qemu-user may refuse it, and timings mean nothing there anyway. */
     cpu_set_t set;

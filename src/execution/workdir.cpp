@@ -1,15 +1,75 @@
 #include "convtune/execution/workdir.h"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "convtune/core/error.h"
 
 namespace convtune {
+
+const char* const kWorkDirOwnerFile = ".convtune-owner";
+
+namespace {
+
+std::string temp_base() {
+  const char* base = std::getenv("TMPDIR");
+  return base && *base ? base : "/tmp";
+}
+
+// Field 22 of /proc/<pid>/stat: the start time, so a reused pid is not taken
+// for the owner. "" when the process does not exist (or /proc is absent).
+std::string start_time(long pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(f, text)) return "";
+  size_t paren = text.rfind(')');  // the command name may hold blanks
+  if (paren == std::string::npos) return "";
+  std::istringstream ss(text.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && ss >> field; ++i) {
+  }
+  return field;
+}
+
+bool owner_alive(const std::string& owner_text) {
+  std::istringstream ss(owner_text);
+  long pid = 0;
+  std::string started;
+  if (!(ss >> pid >> started) || pid <= 0) return true;  // unreadable: not ours to judge
+  if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) return false;
+  const std::string now = start_time(pid);
+  return now.empty() || now == started;  // without /proc, a live pid counts as the owner
+}
+
+}  // namespace
+
+std::string workdir_owner_text() { return std::to_string(getpid()) + " " + start_time(getpid()); }
+
+int remove_stale_workdirs(const std::string& base) {
+  int removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("convtune-", 0) != 0) continue;
+    struct stat st;
+    if (lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+    std::ifstream f(it->path() / kWorkDirOwnerFile);
+    std::string owner;
+    if (!std::getline(f, owner) || owner_alive(owner)) continue;  // no owner file: still being made, or not ours
+    std::error_code rm;
+    std::filesystem::remove_all(it->path(), rm);
+    if (!rm) ++removed;
+  }
+  return removed;
+}
 
 WorkDir::WorkDir(const std::string& purpose, const std::string& keep_dir) {
   if (!keep_dir.empty()) {
@@ -20,12 +80,14 @@ WorkDir::WorkDir(const std::string& purpose, const std::string& keep_dir) {
     remove_ = false;
     return;
   }
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/convtune-" + purpose + "-XXXXXX";
+  const std::string base = temp_base();
+  remove_stale_workdirs(base);
+  std::string tmpl = base + "/convtune-" + purpose + "-XXXXXX";
   if (!mkdtemp(tmpl.data()))
     throw Error("cannot create a temporary directory (" + std::string(std::strerror(errno)) +
                 "); set TMPDIR to a writable directory");
   path_ = tmpl;
+  std::ofstream(path_ + "/" + kWorkDirOwnerFile) << workdir_owner_text() << "\n";
 }
 
 WorkDir::~WorkDir() {

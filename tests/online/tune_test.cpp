@@ -2,6 +2,7 @@
 // recorded and the search goes on, --resume repeats nothing, a seed
 // reproduces its candidates, Ctrl-C keeps the log whole.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <set>
@@ -67,6 +68,19 @@ TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   std::string layer = log[4]["layer"];
   EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".c").find("void ct_conv_"), std::string::npos);
   EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".h").find("_KP 32"), std::string::npos);
+}
+
+// A compiler that "succeeds" without writing anything is named, before any candidate.
+TEST(Tune, CompilerWithoutOutputIsNamed) {
+  test::TempDir td;
+  std::string cmd = "env CC=true " + std::string(CONVTUNE_BIN) + " tune --arch avx2 --shape K=32,C=16,H=8,R=3 -q " +
+                    "--trials 2 --table " + CONVTUNE_SOURCE_DIR + "/configs/tables/avx2.json --out " + td.path() +
+                    " 2>" + td.file("err");
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 1);
+  std::string err = test::read_file(td.file("err"));
+  EXPECT_EQ(err.rfind("convtune: error: the C compiler 'true' produced no output file ", 0), 0u) << err;
+  EXPECT_NE(err.find("/driver.o; set CC to a working C compiler\n"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 
 TEST(Tune, ResumeRepeatsNothing) {

@@ -1,6 +1,9 @@
 #pragma once
-// A scratch directory for generated sources and shared objects: temporary
+// A scratch directory for generated sources and executables: temporary
 // (under $TMPDIR) and removed at the end, or a kept directory the user names.
+// A temporary one records its owner (pid and start time); a new WorkDir
+// removes the convtune-* directories of this user whose owner is gone (a
+// convtune killed with SIGKILL cannot clean up after itself).
 #include <string>
 
 namespace convtune {
@@ -18,5 +21,16 @@ class WorkDir {
   std::string path_;
   bool remove_ = true;
 };
+
+/// The name of the owner file in a temporary WorkDir: "<pid> <start time>".
+extern const char* const kWorkDirOwnerFile;
+
+/// Removes the stale work dirs in `base`: named convtune-*, a directory (not
+/// a link) of this user, holding an owner file whose process is gone. Returns
+/// how many it removed; never throws.
+int remove_stale_workdirs(const std::string& base);
+
+/// This process's owner text, as written to the owner file.
+std::string workdir_owner_text();
 
 }  // namespace convtune

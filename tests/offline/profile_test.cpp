@@ -1,0 +1,55 @@
+// Profile units measured natively through the driver: every microkernel of a
+// unit is checked against the contract's reference, and a wrong or crashing
+// one is recorded while the rest are still measured.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "convtune/core/isa.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/runner.h"
+#include "convtune/offline/ukernel_codegen.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+TEST(ProfileUnit, WrongAndCrashingMicrokernelsAreRecordedAndTheRestMeasured) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  test::TempDir td;
+  Runner runner(isa, false, default_cpu(), td.path());
+  UkSizes u = test::uk(2, 1, 3, 2, 3, 3);
+  UkLayout l = profile_layout(u, isa.lanes, 8);
+  std::string src = "#include <" + isa.header + ">\n" + emit_ukernel(isa, u, l, "uk0") +
+                    "static void trap(const float *I, const float *W, float *O, long nc, int a)\n"
+                    "{ (void)I; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n"
+                    "typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);\n"
+                    "const ct_ukernel_fn ct_profile_fns[] = {uk0, uk0, trap, uk0};\n";
+  test::write_file(td.file("unit.c"), src);
+  auto built = runner.build({{td.file("unit.c"), td.file("unit")}}, 1);
+  ASSERT_TRUE(built[0].ok) << built[0].log;
+  std::vector<UkCase> cases{{u, l}, {u, l}, {u, l}, {u, l}};
+  cases[1].l.out_pix += 1;  // the reference disagrees with what uk0 does
+  std::map<size_t, UkMeasured> got;
+  runner.measure_unit(td.file("unit"), cases, 0, {0, 1, 2, 3}, 4, 8, TimingProtocol{0.1, 1, 0},
+                      [&](size_t i, const UkMeasured& m) { got[i] = m; });
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].status, "ok");
+  EXPECT_GT(got[0].gflops, 0);
+  EXPECT_EQ(got[1].status, "wrong_result");
+  EXPECT_EQ(got[2].status, "crash");
+  EXPECT_EQ(got[3].status, "ok");
+  EXPECT_GT(got[3].gflops, 0);
+}
+
+TEST(ProfileUnit, ThePeakLoopRuns) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  test::TempDir td;
+  Runner runner(isa, false, default_cpu(), td.path());
+  EXPECT_GT(runner.peak_gflops(), 1.0);
+}
+
+}  // namespace
+}  // namespace convtune
