@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "check.h"
 #include "timing.h"
 #ifdef CT_PAPI
 #include <papi.h>
@@ -199,8 +200,8 @@ static int run_conv(char **argv) {
   FILE *f = fopen(argv[0], "rb");
   char magic[8], msg[256];
   int64_t n[4];
-  double tol, worst = 0;
-  int64_t worst_at = -1;
+  double tol;
+  long bad;
   ct_protocol p = protocol(argv + 1);
   if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB1", 8) != 0 || fread(n, 8, 4, f) != 4 ||
       fread(&tol, 8, 1, f) != 1) {
@@ -222,16 +223,10 @@ static int run_conv(char **argv) {
   /* The kernel overwrites its output: start from NaN so a skipped element shows. */
   for (int64_t i = 0; i < n[2]; ++i) out[i] = NAN;
   ct_conv_entry(in, w, out);
-  for (int64_t i = 0; i < n[3]; ++i) {
-    double err = absd((double)out[idx[i]] - val[i]);
-    if (!(err <= tol) && (worst_at < 0 || !(err <= worst))) {
-      worst = err;
-      worst_at = idx[i];
-    }
-  }
-  if (worst_at >= 0) {
+  bad = ct_check_points(out, idx, val, (long)n[3], tol, NULL);
+  if (bad >= 0) {
     snprintf(msg, sizeof msg, "output element %lld differs from the reference by %.3g (tolerance %.3g)",
-             (long long)worst_at, worst, tol);
+             (long long)idx[bad], absd((double)out[idx[bad]] - val[bad]), tol);
     report("wrong_result", msg);
     return 0;
   }

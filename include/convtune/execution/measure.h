@@ -1,7 +1,9 @@
 #pragma once
 // The timing protocol shared by the profiler and the tuner (000 §5, TVM's
 // evaluator): warm up, calibrate a call count that lasts at least min_ms,
-// discard the first measurement, keep `repeat`, report the median.
+// discard the first measurement, keep `repeat`, report the median. The one
+// implementation is microkernels/timing.c, which generated code's driver runs;
+// time_calls is its C++ face for what convtune times in-process (bench).
 #include <cstdint>
 #include <functional>
 #include <vector>
