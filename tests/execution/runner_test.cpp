@@ -2,7 +2,9 @@
 // (one for native and emulated code), and the reference convolution.
 #include <gtest/gtest.h>
 
+#include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
+#include "test_util.h"
 
 namespace convtune {
 namespace {
@@ -67,6 +69,40 @@ TEST(DriverProtocol, DeathAndSilenceSayHowTheyEnded) {
   r = conv_result(t, 3);
   EXPECT_EQ(r.status, "timeout");
   EXPECT_EQ(r.detail, "no result within 3 s (--timeout)");
+}
+
+// The protocol through real driver executables: a result per JSON line, and
+// anything else (a start failure, a torn or foreign line) a status with the why.
+TEST(DriverProtocol, RealExecutables) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  test::TempDir td;
+  Runner runner(isa, false, default_cpu(), td.path());
+  const Shape s = parse_shape("K=8,C=1,H=1,R=1");  // one pixel, eight outputs
+  runner.set_problem(ProblemData::make(s, isa.lanes, 0, 1));
+  auto build = [&](const std::string& name, const std::string& body) {
+    test::write_file(td.file(name + ".c"), "#include <stdio.h>\n#include <unistd.h>\nvoid conv(const float *in, "
+                                           "const float *w, float *out) {\n" + body + "\n}\n");
+    CompileResult r = runner.build({{td.file(name + ".c"), td.file(name)}}, 1, "conv")[0];
+    EXPECT_TRUE(r.ok) << r.log;
+    return td.file(name);
+  };
+  const TimingProtocol quick{0.1, 1, 0};
+  RunResult r = runner.run_conv(build("right", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k];"), quick, 10);
+  EXPECT_EQ(r.status, "ok") << r.detail;
+  EXPECT_GT(r.seconds, 0);
+  EXPECT_EQ(r.samples.size(), 1u);
+  r = runner.run_conv(build("wrong", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k] + (k == 5);"), quick, 10);
+  EXPECT_EQ(r.status, "wrong_result");
+  EXPECT_EQ(r.detail.rfind("output element 5 differs from the reference by 1 (tolerance ", 0), 0u) << r.detail;
+  r = runner.run_conv(build("torn", "(void)in; (void)w; (void)out; printf(\"{\\\"status\\\":\\\"ok\"); "
+                                    "fflush(stdout); _exit(0);"),
+                      quick, 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, R"(exited with code 0 before reporting: {"status":"ok)");
+  r = runner.run_conv(td.file("missing"), quick, 10);
+  EXPECT_EQ(r.status, "load_error");
+  EXPECT_EQ(r.detail, "cannot run '" + td.file("missing") + "': No such file or directory");
 }
 
 // A 1-channel 3x3 convolution with pad 1, computed by hand at two points.
