@@ -85,14 +85,6 @@ Record best_from_log(const std::string& path, const Shape& shape, int64_t* trial
   return best;
 }
 
-// Test hook: CONVTUNE_BENCH_FAULT=wrong spoils one output element of
-// convtune's kernel, so tests can see the agreement check catch it.
-void inject_bench_fault(std::string* src) {
-  const char* env = std::getenv("CONVTUNE_BENCH_FAULT");
-  if (!env || std::string(env) != "wrong") return;
-  src->insert(src->rfind("}\n"), "  output[0] += 1.0f;\n");
-}
-
 void note(bool quiet, const std::string& text) {
   if (!quiet) std::fprintf(stderr, "convtune: %s\n", text.c_str());
 }
@@ -153,7 +145,6 @@ BenchResult run_bench(const BenchOptions& opt) {
   }
   const std::string fn = function_name(res.layer);
   GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench"});
-  inject_bench_fault(&k.c_source);
   Compiler cc = Compiler::from_env(isa.cflags);
   cc.info();
   WorkDir wd("bench");

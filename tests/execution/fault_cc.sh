@@ -7,9 +7,10 @@
 #   crash          the convolution traps (__builtin_trap)
 #   hang           the convolution never returns
 #   wrong          the convolution runs, then spoils output[0]
-# It works through the driver's entry point (microkernels/driver.c): the
-# candidate, compiled with -D<name>=ct_conv_entry, is renamed ct_conv_real and
-# a wrapper defining ct_conv_entry is linked in.
+# The convolution is renamed ct_conv_real and a wrapper takes its place: the
+# driver's entry point (a candidate built with -D<name>=ct_conv_entry,
+# microkernels/driver.c), or else the function named like the file (bench's
+# <function>.c).
 real=${FAULT_CC_REAL:-cc}
 src=
 for a in "$@"; do
@@ -28,13 +29,18 @@ case $fault in
   wrong) body='ct_conv_real(i, w, o); o[0] += 1.0f;' ;;
   *) echo "fault_cc.sh: unknown fault '$fault'" >&2; exit 2 ;;
 esac
+entry=$base
+rename=-D$base=ct_conv_real
+for a in "$@"; do
+  case "$a" in -D*=ct_conv_entry) entry=ct_conv_entry rename= ;; esac
+done
 wrapper=$(dirname "$src")/$base.fault.c
-printf '%s\n' 'void ct_conv_real(const float *, const float *, float *);' \
-  "void ct_conv_entry(const float *i, const float *w, float *o) { (void)i; (void)w; (void)o; $body }" >"$wrapper"
+printf '%s\n' "#undef $entry" 'void ct_conv_real(const float *, const float *, float *);' \
+  "void $entry(const float *i, const float *w, float *o) { (void)i; (void)w; (void)o; $body }" >"$wrapper"
 n=$#
 for a in "$@"; do
   case "$a" in -D*=ct_conv_entry) a="${a%=ct_conv_entry}=ct_conv_real" ;; esac
   set -- "$@" "$a"
 done
 shift $n
-exec $real "$@" "$wrapper"
+exec $real $rename "$@" "$wrapper"
