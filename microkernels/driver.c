@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "reference.h"
 #include "timing.h"
 #ifdef CT_PAPI
 #include <papi.h>
@@ -249,23 +250,9 @@ static int run_conv(char **argv) {
   return 0;
 }
 
-/* ---- ukernels: the contract's scalar reference --------------------------- */
-enum { K, C, W, H, R, S, IROW, IPIX, ST, WR, WS, WC, OROW, OPIX, NPARAM };
-
-static void ref_ukernel(const long *d, long lanes, const float *I, const float *Wt, float *O, long nc, int acc) {
-  for (long h = 0; h < d[H]; ++h)
-    for (long w = 0; w < d[W]; ++w)
-      for (long kk = 0; kk < d[K] * lanes; ++kk) {
-        float *o = &O[h * d[OROW] + w * d[OPIX] + kk];
-        double sum = acc ? *o : 0.0;
-        for (long c = 0; c < nc * d[C]; ++c)
-          for (long r = 0; r < d[R]; ++r)
-            for (long s = 0; s < d[S]; ++s)
-              sum += (double)I[(h * d[ST] + r) * d[IROW] + (w * d[ST] + s) * d[IPIX] + c] *
-                     Wt[r * d[WR] + s * d[WS] + c * d[WC] + kk];
-        *o = (float)sum;
-      }
-}
+/* ---- ukernels: checked against the contract's reference (reference.c) ---- */
+enum { K = CT_K, C = CT_C, W = CT_W, H = CT_H, R = CT_R, S = CT_S, IROW = CT_IROW, IPIX = CT_IPIX, ST = CT_ST,
+       WR = CT_WR, WS = CT_WS, WC = CT_WC, OROW = CT_OROW, OPIX = CT_OPIX, NPARAM = CT_NPARAM };
 
 struct uk_ctx {
   ct_ukernel_fn fn;
@@ -316,10 +303,10 @@ static int run_ukernels(int argc, char **argv) {
       for (long x = 0; x < d[W]; ++x)
         for (long k = 0; k < d[K] * lanes; ++k) out[h * d[OROW] + x * d[OPIX] + k] = NAN;
     fn(in, w, out, ncv, 0);
-    ref_ukernel(d, lanes, in, w, ref, ncv, 0);
+    ct_ref_ukernel(d, lanes, in, w, ref, ncv, 0);
     int good = same(out, ref, n_out, tol);
     fn(in, w, out, ncv, 1);
-    ref_ukernel(d, lanes, in, w, ref, ncv, 1);
+    ct_ref_ukernel(d, lanes, in, w, ref, ncv, 1);
     good = good && same(out, ref, n_out, 2 * tol);
     if (!good) {
       printf("{\"pos\":%ld,\"status\":\"wrong_result\"}\n", pos);

@@ -81,7 +81,8 @@ double reference_point(const ProblemData& p, int64_t index) {
 namespace {
 
 const char* const kDriverFiles[] = {"microkernels/driver.c", "microkernels/timing.c", "microkernels/timing.h",
-                                    "microkernels/check.c", "microkernels/check.h"};
+                                    "microkernels/check.c", "microkernels/check.h",
+                                    "microkernels/reference.c", "microkernels/reference.h"};
 
 std::vector<std::string> words(const std::string& text) {
   std::istringstream ss(text);
@@ -229,7 +230,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
   }
   cc_.output_flags = emulated_ ? std::vector<std::string>{"-static"} : std::vector<std::string>{};
   cc_.link_flags.clear();
-  for (const char* name : {"driver", "timing", "check"}) {
+  for (const char* name : {"driver", "timing", "check", "reference"}) {
     CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
     if (r.no_output)
       throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",

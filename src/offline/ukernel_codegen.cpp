@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "reference.h"
+
 namespace convtune {
 
 UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc) {
@@ -101,17 +103,11 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
 
 void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const float* I,
                        const float* W, float* O, int64_t nc, bool accumulate) {
-  for (int h = 0; h < u.h; ++h)
-    for (int w = 0; w < u.w; ++w)
-      for (int64_t kk = 0; kk < int64_t(u.k) * lanes; ++kk) {
-        double sum = accumulate ? O[h * l.out_row + w * l.out_pix + kk] : 0.0;
-        for (int64_t c = 0; c < nc * u.c; ++c)
-          for (int r = 0; r < u.r; ++r)
-            for (int s = 0; s < u.s; ++s)
-              sum += double(I[(h * l.stride + r) * l.in_row + (w * l.stride + s) * l.in_pix + c]) *
-                     W[r * l.w_r + s * l.w_s + c * l.w_c + kk];
-        O[h * l.out_row + w * l.out_pix + kk] = float(sum);
-      }
+  // The driver's reference (microkernels/reference.c), so tests and profile judge alike.
+  const long d[CT_NPARAM] = {u.k,      u.c,      u.w,      u.h,     u.r,       u.s,       long(l.in_row),
+                             long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.out_row),
+                             long(l.out_pix)};
+  ct_ref_ukernel(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
 }
 
 }  // namespace convtune

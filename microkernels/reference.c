@@ -1,0 +1,17 @@
+/* The microkernel reference; see reference.h. */
+#include "reference.h"
+
+void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, float *O, long nc, int acc) {
+  for (long h = 0; h < d[CT_H]; ++h)
+    for (long w = 0; w < d[CT_W]; ++w)
+      for (long kk = 0; kk < d[CT_K] * lanes; ++kk) {
+        float *o = &O[h * d[CT_OROW] + w * d[CT_OPIX] + kk];
+        double sum = acc ? *o : 0.0;
+        for (long c = 0; c < nc * d[CT_C]; ++c)
+          for (long r = 0; r < d[CT_R]; ++r)
+            for (long s = 0; s < d[CT_S]; ++s)
+              sum += (double)I[(h * d[CT_ST] + r) * d[CT_IROW] + (w * d[CT_ST] + s) * d[CT_IPIX] + c] *
+                     W[r * d[CT_WR] + s * d[CT_WS] + c * d[CT_WC] + kk];
+        *o = (float)sum;
+      }
+}

@@ -1,0 +1,20 @@
+/* The contract's scalar reference for one microkernel (CONTRACT.md), one
+ * implementation for the driver (driver.c checks every profiled microkernel)
+ * and convtune's tests (reference_ukernel in ukernel_codegen.h). */
+#ifndef CT_REFERENCE_H
+#define CT_REFERENCE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The indices of d[]: the sizes, then the layout baked into the microkernel. */
+enum { CT_K, CT_C, CT_W, CT_H, CT_R, CT_S, CT_IROW, CT_IPIX, CT_ST, CT_WR, CT_WS, CT_WC, CT_OROW, CT_OPIX, CT_NPARAM };
+
+/* O = (acc ? O : 0) + the block's convolution over nc * d[CT_C] channels, in double. */
+void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, float *O, long nc, int acc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
