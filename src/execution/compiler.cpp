@@ -62,16 +62,15 @@ CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
   r.timed_out = p.timed_out;
   r.seconds = p.seconds;
   r.log = p.output.size() > 4000 ? p.output.substr(0, 4000) + "\n[...]" : p.output;
-  if (p.timed_out) r.log += fmt::format("\ncompiler timed out after {:.0f} s", cc.timeout_s);
-  if (p.signal)
-    r.log += fmt::format("{}the compiler was killed by signal {} ({})", r.log.empty() ? "" : "\n", p.signal,
-                         strsignal(p.signal));
+  // How it ended goes first: records keep only the start of the log.
+  auto lead = [&](const std::string& why) { r.log = r.log.empty() ? why : why + "\n" + r.log; };
+  if (p.timed_out) lead(fmt::format("the compiler timed out after {:.0f} s", cc.timeout_s));
+  if (p.signal) lead(fmt::format("the compiler was killed by signal {} ({})", p.signal, strsignal(p.signal)));
   struct stat st;
   if (r.ok && ::stat(job.output.c_str(), &st) != 0) {
     r.ok = false;
     r.no_output = true;
-    r.log += fmt::format("{}the C compiler '{}' produced no output file {}", r.log.empty() ? "" : "\n",
-                         fmt::join(cc.command, " "), job.output);
+    lead(fmt::format("the C compiler '{}' produced no output file {}", fmt::join(cc.command, " "), job.output));
   }
   return r;
 }

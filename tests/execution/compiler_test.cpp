@@ -27,10 +27,22 @@ TEST(Compiler, KilledBySignalSaysSo) {
   test::TempDir td;
   test::write_file(td.file("a.c"), "int x;\n");
   Compiler cc;
-  cc.command = {"sh", "-c", "kill -KILL $$"};  // the rest of the command line lands in $0, $1, ...
+  cc.command = {"sh", "-c", "echo partial; kill -KILL $$"};  // the rest of the command line lands in $0, $1, ...
   CompileResult r = compile_one(cc, {td.file("a.c"), td.file("a.so")});
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.log, "the compiler was killed by signal 9 (Killed)");
+  EXPECT_EQ(r.log, "the compiler was killed by signal 9 (Killed)\npartial\n");
+}
+
+TEST(Compiler, TimeOutSaysSo) {
+  test::TempDir td;
+  test::write_file(td.file("a.c"), "int x;\n");
+  Compiler cc;
+  cc.command = {"sh", "-c", "sleep 30"};
+  cc.timeout_s = 1;
+  CompileResult r = compile_one(cc, {td.file("a.c"), td.file("a.so")});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.log, "the compiler timed out after 1 s");
 }
 
 TEST(Compiler, CompileErrorsKeepTheCompilersWords) {

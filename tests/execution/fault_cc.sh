@@ -7,6 +7,7 @@
 #   crash          the convolution traps (__builtin_trap)
 #   hang           the convolution never returns
 #   wrong          the convolution runs, then spoils output[0]
+#   killed         the compiler dies by SIGKILL
 # The convolution is renamed ct_conv_real and a wrapper takes its place: the
 # driver's entry point (a candidate built with -D<name>=ct_conv_entry,
 # microkernels/driver.c), or else the function named like the file (bench's
@@ -24,6 +25,7 @@ done
 [ -z "$fault" ] && exec $real "$@"
 case $fault in
   compile_error) echo "$src:1:1: error: fault_cc.sh: an injected compile error" >&2; exit 1 ;;
+  killed) kill -KILL $$ ;;
   crash) body='__builtin_trap();' ;;
   hang) body='for (volatile int spin = 1; spin;) {}' ;;
   wrong) body='ct_conv_real(i, w, o); o[0] += 1.0f;' ;;

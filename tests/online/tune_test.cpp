@@ -35,18 +35,19 @@ const std::string kFaultCc = std::string(CONVTUNE_SOURCE_DIR) + "/tests/executio
 TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   test::TempDir td;
   std::string cmd = "env CC=" + kFaultCc +
-                    " FAULT_CC_FAULTS=cand00000:compile_error,cand00001:crash,cand00002:hang,cand00003:wrong " +
+                    " FAULT_CC_FAULTS=cand00000:compile_error,cand00001:crash,cand00002:hang,cand00003:wrong,cand00004:killed " +
                     std::string(CONVTUNE_BIN) +
-                    " tune" + kFast + " --trials 6 --timeout 3 --out " + td.path() + "/f";
+                    " tune" + kFast + " --trials 7 --timeout 3 --out " + td.path() + "/f";
   ASSERT_EQ(std::system((cmd + " > " + td.file("out.txt") + " 2>&1").c_str()), 0) << test::read_file(td.file("out.txt"));
   auto log = read_log(td.path() + "/f/log.jsonl");
-  ASSERT_EQ(log.size(), 6u);
+  ASSERT_EQ(log.size(), 7u);
   EXPECT_EQ(log[0]["status"], "compile_error");
   EXPECT_EQ(log[1]["status"], "crash");
   EXPECT_EQ(log[2]["status"], "timeout");
   EXPECT_EQ(log[3]["status"], "wrong_result");
-  EXPECT_EQ(log[4]["status"], "ok");
+  EXPECT_EQ(log[4]["status"], "compile_error");
   EXPECT_EQ(log[5]["status"], "ok");
+  EXPECT_EQ(log[6]["status"], "ok");
   // Each failure says what happened.
   EXPECT_NE(log[0]["detail"].get<std::string>().find("fault_cc.sh: an injected compile error"), std::string::npos)
       << log[0];
@@ -55,17 +56,18 @@ TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   EXPECT_EQ(log[2]["detail"], "no result within 3 s (--timeout)");
   EXPECT_EQ(log[3]["detail"].get<std::string>().rfind("output element 0 differs from the reference by ", 0), 0u)
       << log[3];
+  EXPECT_EQ(log[4]["detail"], "the compiler was killed by signal 9 (Killed)");
   for (const auto& rec : log) {
     for (const char* key : {"format_version", "layer", "shape", "config", "microkernels", "status", "seconds", "gflops",
                             "percent_peak", "compile_seconds", "counters", "table_fingerprint", "seed", "tool_version",
                             "timestamp"})
       EXPECT_TRUE(rec.contains(key)) << key;
   }
-  EXPECT_GT(log[4]["gflops"].get<double>(), 0);
+  EXPECT_GT(log[5]["gflops"].get<double>(), 0);
   std::string out = test::read_file(td.file("out.txt"));
-  EXPECT_NE(out.find("trials: 6 (6 this run), failed: 4"), std::string::npos) << out;
+  EXPECT_NE(out.find("trials: 7 (7 this run), failed: 5"), std::string::npos) << out;
   // The best kernel is delivered as a .c and a .h.
-  std::string layer = log[4]["layer"];
+  std::string layer = log[5]["layer"];
   EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".c").find("void ct_conv_"), std::string::npos);
   EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".h").find("_KP 32"), std::string::npos);
 }
