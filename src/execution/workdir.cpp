@@ -39,11 +39,20 @@ std::string start_time(long pid) {
   return field;
 }
 
+// This process's pid namespace ("pid:[4026531836]"): a pid means nothing in another one
+// (a container sharing the temporary directory).
+std::string pid_namespace() {
+  char buf[64];
+  ssize_t n = readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, size_t(n)) : "-";
+}
+
 bool owner_alive(const std::string& owner_text) {
   std::istringstream ss(owner_text);
   long pid = 0;
-  std::string started;
-  if (!(ss >> pid >> started) || pid <= 0) return true;  // unreadable: not ours to judge
+  std::string started, ns;
+  if (!(ss >> pid >> started >> ns) || pid <= 0) return true;  // unreadable: not ours to judge
+  if (ns != pid_namespace()) return true;
   if (kill(pid_t(pid), 0) != 0 && errno == ESRCH) return false;
   const std::string now = start_time(pid);
   return now.empty() || now == started;  // without /proc, a live pid counts as the owner
@@ -51,7 +60,10 @@ bool owner_alive(const std::string& owner_text) {
 
 }  // namespace
 
-std::string workdir_owner_text() { return std::to_string(getpid()) + " " + start_time(getpid()); }
+std::string workdir_owner_text() {
+  const std::string started = start_time(getpid());
+  return std::to_string(getpid()) + " " + (started.empty() ? "-" : started) + " " + pid_namespace();
+}
 
 int remove_stale_workdirs(const std::string& base) {
   int removed = 0;

@@ -65,11 +65,15 @@ TEST(WorkDir, StaleDirsOfDeadOwnersAreRemoved) {
   const std::string dead = td.file("convtune-tune-dead01"), reused = td.file("convtune-tune-reuse1"),
                     live = td.file("convtune-profile-live01"), unowned = td.file("convtune-tune-old001"),
                     other = td.file("other-tune-dead01");
-  make_dir(dead, dead_pid() + " 12345");
-  make_dir(reused, "1 0");  // pid 1 lives, but started at another time: its pid was reused
+  // Owner texts as this process writes them, with another pid or start time.
+  const std::string ns = workdir_owner_text().substr(workdir_owner_text().rfind(' '));
+  const std::string elsewhere = td.file("convtune-tune-other1");
+  make_dir(dead, dead_pid() + " 12345" + ns);
+  make_dir(reused, "1 0" + ns);  // pid 1 lives, but started at another time: its pid was reused
+  make_dir(elsewhere, dead_pid() + " 12345 pid:[1]");  // another pid namespace: not ours to judge
   make_dir(live, workdir_owner_text());
   make_dir(unowned, "");  // an older convtune's dir, or one being made: not ours to judge
-  make_dir(other, dead_pid() + " 12345");
+  make_dir(other, dead_pid() + " 12345" + ns);
   TmpdirScope scope(td.path());
   {
     WorkDir wd("tune");
@@ -78,6 +82,7 @@ TEST(WorkDir, StaleDirsOfDeadOwnersAreRemoved) {
     EXPECT_TRUE(fs::exists(live + "/cand00000.c"));
     EXPECT_TRUE(fs::exists(unowned + "/cand00000.c"));
     EXPECT_TRUE(fs::exists(other + "/cand00000.c"));
+    EXPECT_TRUE(fs::exists(elsewhere + "/cand00000.c"));
     EXPECT_TRUE(fs::exists(wd.path()));
   }
   EXPECT_EQ(remove_stale_workdirs(td.path()), 0);
@@ -92,7 +97,7 @@ TEST(WorkDir, KilledTuneLeavesNothingBehindTheNextRun) {
                            "-q --trials 500 --no-onednn --arch avx2 --table " + CONVTUNE_SOURCE_DIR + "/configs/tables/avx2.json";
   std::string script = "TMPDIR=" + tmp + " " + tune + " --out " + td.file("a") + " >/dev/null 2>&1 & pid=$!; " +
                        "for i in $(seq 600); do [ -f " + td.file("a/log.jsonl") + " ] && break; sleep 0.1; done; " +
-                       "kill -KILL $pid; wait $pid";
+                       "kill -KILL $pid; wait $pid 2>/dev/null";
   std::system(("bash -c '" + script + "'").c_str());
   int left = 0;
   for (const auto& e : fs::directory_iterator(tmp)) left += e.path().filename().string().rfind("convtune-tune-", 0) == 0;

@@ -1,7 +1,7 @@
 #pragma once
 // A scratch directory for generated sources and executables: temporary
 // (under $TMPDIR) and removed at the end, or a kept directory the user names.
-// A temporary one records its owner (pid and start time); a new WorkDir
+// A temporary one records its owner (pid, start time, pid namespace); a new WorkDir
 // removes the convtune-* directories of this user whose owner is gone (a
 // convtune killed with SIGKILL cannot clean up after itself).
 #include <string>
@@ -22,7 +22,7 @@ class WorkDir {
   bool remove_ = true;
 };
 
-/// The name of the owner file in a temporary WorkDir: "<pid> <start time>".
+/// The name of the owner file in a temporary WorkDir: "<pid> <start time> <pid namespace>".
 extern const char* const kWorkDirOwnerFile;
 
 /// Removes the stale work dirs in `base`: named convtune-*, a directory (not
