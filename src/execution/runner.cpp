@@ -152,10 +152,12 @@ RunResult conv_result(const ProcResult& p, double timeout_s) {
         r.counters = j.at("counters").get<std::vector<long long>>();
         r.counter_names = j.at("counter_names").get<std::string>();
         if (!(r.seconds > 0)) throw std::runtime_error("no time");
-      } else {
+      } else if (status == "wrong_result" || status == "error") {
         // A driver that could not start its work ("error") did not load the code.
         r.status = status == "error" ? "load_error" : status;
-        r.detail = j.value("detail", "");
+        r.detail = j.at("detail").get<std::string>();
+      } else {
+        throw std::runtime_error("unknown status");
       }
       return r;
     } catch (const std::exception&) {

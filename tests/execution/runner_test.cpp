@@ -55,6 +55,9 @@ TEST(DriverProtocol, MalformedLinesAreACrashWithTheRawText) {
   r = conv_result(exited(0, {R"({"status":"ok","median_s":"fast"})"}), 10);
   EXPECT_EQ(r.status, "crash");
   EXPECT_EQ(r.detail, R"(the driver reported an unreadable result: {"status":"ok","median_s":"fast"})");
+  r = conv_result(exited(0, {R"({"status":"great"})"}), 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, R"(the driver reported an unreadable result: {"status":"great"})");
 }
 
 TEST(DriverProtocol, DeathAndSilenceSayHowTheyEnded) {
