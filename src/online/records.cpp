@@ -57,6 +57,12 @@ namespace {
 
 using nlohmann::json;
 
+// "a string", "an array", "null".
+std::string describe(const json& v) {
+  if (v.is_null()) return "null";
+  return fmt::format("{} {}", v.is_object() || v.is_array() ? "an" : "a", v.type_name());
+}
+
 // The value of `key` if present; throws when it has another JSON type.
 const json* field(const json& j, const char* key, bool required, bool (json::*is)() const noexcept,
                   const char* type) {
@@ -66,8 +72,7 @@ const json* field(const json& j, const char* key, bool required, bool (json::*is
     return nullptr;
   }
   if (!((*it).*is)())
-    throw Error(fmt::format("key '{}' is {} {}, not {}", key, it->is_null() || it->is_object() || it->is_array() ? "an" : "a",
-                            it->type_name(), type));
+    throw Error(fmt::format("key '{}' is {}, not {}", key, describe(*it), type));
   return &*it;
 }
 
@@ -113,7 +118,7 @@ const std::vector<std::string>& record_statuses() {
 }
 
 Record Record::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw Error(fmt::format("it is {} {}, not a JSON object", j.is_array() ? "an" : "a", j.type_name()));
+  if (!j.is_object()) throw Error(fmt::format("it is {}, not a JSON object", describe(j)));
   const json* version = field(j, "format_version", true, &json::is_number_integer, "an integer");
   if (*version != kRecordFormatVersion)
     throw Error(fmt::format("format_version {} is not {} (written by another convtune version)", version->dump(),
