@@ -3,6 +3,8 @@
 // JSON Lines, and an error as a JSON line too.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -98,6 +100,32 @@ TEST(CliOptions, JsonErrorIsAJsonLineOnStdout) {
   EXPECT_EQ(r.out, "{\"error\":\"--timeout: 0 is out of range; give seconds in (0, 86400]\"}\n");
   r = run_cli("tune" + kShape + " --timeout 0");  // without --json stdout stays empty
   EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace convtune
+
+namespace convtune {
+namespace {
+
+// std::bad_alloc (here a shape whose buffers exceed the address-space limit)
+// is one error line, and the work directory is removed on the way out.
+TEST(CliFailures, OutOfMemoryIsOneLineAndCleansUp) {
+  test::TempDir td;
+  std::filesystem::create_directories(td.file("tmp"));
+  const std::string cmd = "ulimit -v 1500000; TMPDIR=" + td.file("tmp") + " " + CONVTUNE_BIN +
+                          " tune --arch avx2 --table " + CONVTUNE_SOURCE_DIR +
+                          "/configs/tables/avx2.json --shape K=64,C=64,H=3000,R=3 --trials 1 -q --no-onednn --out " +
+                          td.file("o") + " 2> " + td.file("err");
+  int status = std::system(("bash -c '" + cmd + "'").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string err = test::read_file(td.file("err"));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  // A size limit on shapes, where there is one, refuses it first.
+  EXPECT_TRUE(err.rfind("convtune: error: out of memory; try a smaller shape (--shape) or free some memory\n", 0) == 0 ||
+              err.rfind("convtune: error: shape", 0) == 0)
+      << err;
+  EXPECT_TRUE(std::filesystem::is_empty(td.file("tmp")));
 }
 
 }  // namespace
