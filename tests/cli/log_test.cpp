@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convtune/core/file_lock.h"
 #include "convtune/online/records.h"
 #include "test_util.h"
 
@@ -181,6 +182,37 @@ TEST(Log, KillNineLosesNoRecordAndResumeCompletes) {
   EXPECT_EQ(*trials.rbegin(), 29);
   EXPECT_EQ(configs.size(), 30u);  // nothing measured twice
   EXPECT_FALSE(std::filesystem::exists(log + ".lock"));
+}
+
+}  // namespace
+}  // namespace convtune
+
+namespace convtune {
+namespace {
+
+// The lock held by another process (this test) refuses tune and profile at
+// once, naming the holder.
+TEST(Log, LockedLogAndTableAreRefused) {
+  test::TempDir td;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  const std::string holder = "is in use by convtune pid " + std::to_string(getpid()) + " on " + host + " since ";
+  {
+    const std::string log = td.file("log.jsonl");
+    FileLock lock(log, "log", "--log");
+    auto r = run_cli("tune" + kFast + " --trials 1 --log " + log + " --out " + td.file("o"));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err.rfind("convtune: error: log '" + log + "' " + holder, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("; wait for it to finish or use another --log\n"), std::string::npos) << r.err;
+  }
+  {
+    const std::string table = td.file("t.json");
+    FileLock lock(table, "class table", "--out");
+    auto r = run_cli("profile --quick -q --arch avx2 --out " + table);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err.rfind("convtune: error: class table '" + table + "' " + holder, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("; wait for it to finish or use another --out\n"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
