@@ -53,7 +53,7 @@ Runner setup_bench(CLI::App* sub) {
       ->check(check_points_check());
   sub->add_option("--out", o.out_dir, "the layer's tuning directory (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
-  sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
     std::vector<Shape> shapes = selected_shapes(a->which);
