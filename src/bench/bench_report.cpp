@@ -78,7 +78,7 @@ std::string bench_json(const BenchResult& r) {
   }
   double q = ratio(r);
   j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);
-  return j.dump(2) + "\n";
+  return j.dump() + "\n";  // one line: --json prints JSON Lines
 }
 
 }  // namespace convtune

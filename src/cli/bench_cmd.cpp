@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/bench/bench.h"
 #include "convtune/core/error.h"
@@ -26,25 +27,33 @@ Runner setup_bench(CLI::App* sub) {
   auto a = std::make_shared<BenchArgs>();
   TuneOptions& o = a->opt.tune;
   add_shape_options(sub, a->which, "resnet18-12");
-  sub->add_option("--trials", o.trials, "tune now with this many candidates instead of reading the log");
+  sub->add_option("--trials", o.trials, "tune now with this many candidates instead of reading the log")
+      ->check(trials_check());
   sub->add_option("--search", o.search, "search strategy of that tune: " +
                                             fmt::format("{}", fmt::join(strategy_names(), ", ")))
       ->capture_default_str();
-  sub->add_option("--seed", o.seed, "random seed of that tune")->capture_default_str();
+  sub->add_option("--seed", o.seed, "random seed of that tune")->capture_default_str()
+      ->check(seed_check());
   sub->add_flag("--resume", o.resume, "with --trials: continue an existing log");
   sub->add_option("--arch", o.isa, "instruction set")->capture_default_str();
   sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
-  sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)");
-  sub->add_option("-j,--jobs", o.jobs, "parallel compilations while tuning (default: the cores but one)");
+  sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)")
+      ->check(cpu_check());
+  sub->add_option("-j,--jobs", o.jobs, "parallel compilations while tuning (default: the cores but one)")
+      ->check(jobs_check());
   sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
-      ->capture_default_str();
-  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str();
-  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run while tuning")->capture_default_str();
+      ->capture_default_str()
+      ->check(min_repeat_ms_check());
+  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str()
+      ->check(repeat_check());
+  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run while tuning")->capture_default_str()
+      ->check(timeout_check());
   sub->add_option("--check-points", o.check_points, "output elements checked against the reference (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check_points_check());
   sub->add_option("--out", o.out_dir, "the layer's tuning directory (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
-  sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
     std::vector<Shape> shapes = selected_shapes(a->which);
@@ -52,6 +61,7 @@ Runner setup_bench(CLI::App* sub) {
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     a->opt.fresh_tune = sub->count("--trials") > 0;
     if (!a->table.empty()) a->opt.tune.table = a->table;
+    if (a->opt.fresh_tune) check_tune_options(a->opt.tune);  // before any work
     bool told = false;
     for (const Shape& s : shapes) {
       BenchOptions b = a->opt;

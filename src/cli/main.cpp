@@ -1,7 +1,15 @@
 // convtune: an autotuner for CPU 2D convolutions (paper 000).
 #include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <new>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "convtune/core/error.h"
@@ -21,6 +29,44 @@ const std::vector<Command>& commands() {
 
 }  // namespace convtune::cli
 
+namespace {
+
+// The one line for whatever ended the command; destructors (work dirs,
+// locks) have run by the time main prints it.
+std::string error_text(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const convtune::Error& x) {
+    return x.what();
+  } catch (const std::bad_alloc&) {
+    return "out of memory; try a smaller shape (--shape) or free some memory";
+  } catch (const std::filesystem::filesystem_error& x) {
+    std::string paths = x.path1().empty() ? "" : " '" + x.path1().string() + "'";
+    if (!x.path2().empty()) paths += " and '" + x.path2().string() + "'";
+    return fmt::format("cannot use{}: {}; check that path and its permissions", paths, x.code().message());
+  } catch (const std::exception& x) {
+    return fmt::format("{}; this is a bug in convtune, please report it", x.what());
+  } catch (...) {
+    return "an unknown exception; this is a bug in convtune, please report it";
+  }
+}
+
+// --json: a failure is a JSON line on stdout as well as the line on stderr.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i)
+    if (std::strcmp(argv[i], "--json") == 0) return true;
+  return false;
+}
+
+int fail(int argc, char** argv, const std::string& message, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "convtune: error: %s\n", message.c_str());
+  if (wants_json(argc, argv)) std::printf("%s\n", nlohmann::json{{"error", message}}.dump().c_str());
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace convtune::cli;
   CLI::App app{"convtune " CONVTUNE_VERSION
@@ -37,19 +83,17 @@ int main(int argc, char** argv) {
   runners[internal] = setup_internal_onednn(internal);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ValidationError& e) {
+    return fail(argc, argv, e.what(), 2);  // "--timeout: 0 is out of range; give seconds in (0, 86400]"
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0) {
-      std::fprintf(stderr, "convtune: error: %s; see 'convtune --help'\n", e.what());
-      return 2;
-    }
+    if (e.get_exit_code() != 0) return fail(argc, argv, std::string(e.what()) + "; see 'convtune --help'", 2);
     return app.exit(e);
   }
   try {
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
-  } catch (const convtune::Error& e) {
-    std::fprintf(stderr, "convtune: error: %s\n", e.what());
-    return 1;
+  } catch (...) {
+    return fail(argc, argv, error_text(std::current_exception()), 1);
   }
   return 0;
 }

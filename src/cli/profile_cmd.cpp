@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "convtune/offline/class_table.h"
+#include "convtune/core/file_lock.h"
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/profile.h"
@@ -21,15 +23,20 @@ Runner setup_profile(CLI::App* sub) {
   sub->add_option("--out", *out, "where to write the class table (default: " +
                                     default_table_path("<arch>") + ")");
   sub->add_option("--threshold", opt->threshold, "fraction of peak a microkernel must reach")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 1.5, "(]", "a fraction of peak such as 0.80"));
   sub->add_flag("--quick", opt->quick,
                 "profile a small representative subset (every (r,s) pair, edge sizes)");
-  sub->add_option("--cpu", opt->cpu, "core to pin measurements to (default: the last one)");
-  sub->add_option("-j,--jobs", opt->jobs, "parallel compilations (default: the cores but one)");
+  sub->add_option("--cpu", opt->cpu, "core to pin measurements to (default: the last one)")
+      ->check(cpu_check());
+  sub->add_option("-j,--jobs", opt->jobs, "parallel compilations (default: the cores but one)")
+      ->check(jobs_check());
   sub->add_option("--min-repeat-ms", opt->min_ms, "minimum length of one measurement, ms")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(min_repeat_ms_check());
   sub->add_option("--repeat", opt->repeat, "measurements kept per microkernel (median)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(repeat_check());
   sub->add_option("--keep", opt->keep_dir, "keep the generated sources in this directory");
   sub->add_flag("-q,--quiet", opt->quiet, "no progress output");
   return [opt, out, sub] {
@@ -38,6 +45,7 @@ Runner setup_profile(CLI::App* sub) {
     load_isa(opt->isa);  // an unknown --arch is the first thing to report
     std::string path = out->empty() ? default_table_path(opt->isa) : *out;
     ensure_writable(path, "--out");  // fail before the long work, not after
+    FileLock lock(path, "class table", "--out");  // two profiles at once would halve each other's timings
     if (!note.empty() && !opt->quiet) std::fprintf(stderr, "convtune: %s\n", note.c_str());
     ClassTable t = run_profile(*opt);
     write_table(t, path);

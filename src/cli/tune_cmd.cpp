@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/core/error.h"
 #include "convtune/search/search.h"
@@ -35,26 +36,38 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--search", o.search, "search strategy: " + fmt::format("{}", fmt::join(strategy_names(), ", ")))
       ->capture_default_str();
   sub->add_option("--pvalue", o.pvalue, "droplet: move only when a t-test says faster at this level")
-      ->capture_default_str();
-  sub->add_option("--parents", o.parents, "opevo: parents per generation (lambda)")->capture_default_str();
-  sub->add_option("--offspring", o.offspring, "opevo: children per generation (rho)")->capture_default_str();
+      ->capture_default_str()
+      ->check(number_in(0, 1, "(]", "a significance level"));
+  sub->add_option("--parents", o.parents, "opevo: parents per generation (lambda)")->capture_default_str()
+      ->check(integer_in(1, 10000, "a number of parents"));
+  sub->add_option("--offspring", o.offspring, "opevo: children per generation (rho)")->capture_default_str()
+      ->check(integer_in(1, 10000, "a number of children"));
   sub->add_option("--mutation-rate", o.mutation_rate, "opevo: q of the q-random walk mutation, in [0, 1)")
-      ->capture_default_str();
-  sub->add_option("--trials", o.trials, "candidates to measure (a resumed log counts)")->capture_default_str();
-  sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str();
-  sub->add_option("--cpu", o.cpu, "core to pin measurements to (default: the last one)");
-  sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)");
+      ->capture_default_str()
+      ->check(number_in(0, 1, "[)", "a probability"));
+  sub->add_option("--trials", o.trials, "candidates to measure (a resumed log counts)")->capture_default_str()
+      ->check(trials_check());
+  sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str()
+      ->check(seed_check());
+  sub->add_option("--cpu", o.cpu, "core to pin measurements to (default: the last one)")
+      ->check(cpu_check());
+  sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)")
+      ->check(jobs_check());
   sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
-      ->capture_default_str();
-  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str();
+      ->capture_default_str()
+      ->check(min_repeat_ms_check());
+  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str()
+      ->check(repeat_check());
   sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run before it counts as hung")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(timeout_check());
   sub->add_option("--check-points", o.check_points, "output elements verified per candidate (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check_points_check());
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
-  sub->add_flag("--json", a->json, "print one JSON object per layer on stdout");
+  sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer, then one for a --network");
   sub->add_flag("--no-onednn", a->no_onednn, "skip the closing comparison with oneDNN");
   sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
@@ -64,6 +77,7 @@ Runner setup_tune(CLI::App* sub) {
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     if (!a->table.empty()) a->opt.table = a->table;
+    check_tune_options(a->opt);  // every argument before any table is loaded
     std::vector<TuneResult> results;
     for (const Shape& s : shapes) {
       TuneOptions o = a->opt;
@@ -76,7 +90,7 @@ Runner setup_tune(CLI::App* sub) {
         if (a->json) {
           auto j = nlohmann::json::parse(text);
           j["onednn"] = onednn_json(c);
-          text = j.dump(2) + "\n";
+          text = j.dump() + "\n";
         } else {
           text += onednn_text(c, r.peak_gflops);
         }
@@ -86,20 +100,31 @@ Runner setup_tune(CLI::App* sub) {
       results.push_back(r);
       if (r.interrupted) return 130;
     }
-    if (results.size() > 1 && !a->json) {
+    if (results.size() > 1) {
       double flops = 0, time = 0, weighted = 0;
-      std::fputs(fmt::format("\n{:<14} {:>9} {:>8} {:>7}  {}\n", "layer", "GFLOP/s", "% peak", "trials", "config").c_str(),
-                 stdout);
       for (const auto& r : results) {
         double pct = r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0;
-        std::fputs(fmt::format("{:<14} {:>9.1f} {:>8.1f} {:>7}  {}\n", r.layer, r.has_best ? r.best.gflops : 0.0,
-                               pct, r.trials, r.has_best ? r.best.config : "-")
-                       .c_str(),
-                   stdout);
         flops += r.shape.flops();
         weighted += r.shape.flops() * pct;
         if (r.has_best) time += r.best.seconds;
       }
+      if (a->json) {  // the last JSON line: the network as a whole
+        nlohmann::json j{{"network", a->which.network},
+                         {"layers", results.size()},
+                         {"flop_weighted_percent_peak", weighted / flops},
+                         {"network_seconds", time}};
+        if (results[0].emulated) j["emulated"] = true;
+        std::fputs((j.dump() + "\n").c_str(), stdout);
+        return 0;
+      }
+      std::fputs(fmt::format("\n{:<14} {:>9} {:>8} {:>7}  {}\n", "layer", "GFLOP/s", "% peak", "trials", "config").c_str(),
+                 stdout);
+      for (const auto& r : results)
+        std::fputs(fmt::format("{:<14} {:>9.1f} {:>8.1f} {:>7}  {}\n", r.layer, r.has_best ? r.best.gflops : 0.0,
+                               r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0.0, r.trials,
+                               r.has_best ? r.best.config : "-")
+                       .c_str(),
+                   stdout);
       std::fputs(fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms{}\n", weighted / flops,
                              time * 1e3, results[0].emulated ? " (emulated: timings not meaningful)" : "")
                      .c_str(),

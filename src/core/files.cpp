@@ -1,5 +1,7 @@
 #include "convtune/core/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +32,44 @@ void ensure_writable(const std::string& path, const std::string& option) {
                             std::strerror(errno), option));
   std::fclose(f);
   if (!existed) fs::remove(p, ec);
+}
+
+int write_all(int fd, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    done += size_t(n);
+  }
+  return 0;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& what,
+                       const std::string& fix) {
+  namespace fs = std::filesystem;
+  auto fail = [&](const std::string& why) {
+    throw Error(fmt::format("cannot write {} to '{}': {}; {}", what, path, why, fix));
+  };
+  std::error_code ec;
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) fail(ec.message());
+  }
+  std::string tmp = path + ".tmp-XXXXXX";
+  int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) fail(std::strerror(errno));
+  int err = write_all(fd, text.data(), text.size());
+  if (!err && fchmod(fd, 0644) != 0) err = errno;  // mkstemp makes 0600; these are user files
+  if (!err && fsync(fd) != 0) err = errno;          // the rename must not publish an empty file after a crash
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    unlink(tmp.c_str());
+    fail(std::strerror(err));
+  }
 }
 
 }  // namespace convtune

@@ -20,6 +20,7 @@
 
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
 #include "convtune/core/machine.h"
 
 namespace convtune {
@@ -59,37 +60,11 @@ std::string errno_text(int e) { return e ? std::strerror(e) : "write failed"; }
 }  // namespace
 
 void write_table(const ClassTable& t, const std::string& path) {
-  auto fail = [&](const std::string& why) {
-    throw Error(fmt::format("cannot write class table to '{}': {}; choose another --out", path,
-                            why));
-  };
-  std::error_code ec;
-  fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) fail(ec.message());
-  }
   std::ostringstream text;
   pretty(text, table_to_json(t), 0);
   text << "\n";
-  // Write aside and rename, so an interrupted write never leaves a truncated table.
-  const std::string tmp = path + ".tmp";
-  errno = 0;
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (!f) fail(errno_text(errno));
-  f << text.str();
-  f.close();
-  if (f.fail()) {
-    int e = errno;
-    fs::remove(tmp, ec);
-    fail(errno_text(e));
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::string why = ec.message();
-    fs::remove(tmp, ec);
-    fail(why);
-  }
+  // Written aside and renamed: an interrupted write never leaves a truncated table.
+  write_file_atomic(path, text.str(), "class table", "choose another --out");
 }
 
 ClassTable read_table(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "convtune/online/codegen.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
+#include "convtune/core/file_lock.h"
 #include "convtune/core/files.h"
 #include "convtune/core/interrupt.h"
 #include "convtune/core/isa.h"
@@ -52,6 +54,19 @@ std::vector<std::string> microkernels_of(const Space& space, const Config& c, co
 
 }  // namespace
 
+void check_tune_options(const TuneOptions& opt) {
+  // The CLI checks ranges at parse time; this guards every other caller.
+  if (opt.trials < 1) throw Error(fmt::format("--trials is {}; give at least 1", opt.trials));
+  if (opt.repeat < 1) throw Error(fmt::format("--repeat is {}; give at least 1", opt.repeat));
+  if (!(std::isfinite(opt.min_repeat_ms) && opt.min_repeat_ms > 0))
+    throw Error(fmt::format("--min-repeat-ms is {}; give a positive number of milliseconds", opt.min_repeat_ms));
+  if (!(std::isfinite(opt.timeout_s) && opt.timeout_s > 0))
+    throw Error(fmt::format("--timeout is {}; give a positive number of seconds", opt.timeout_s));
+  const auto names = strategy_names();
+  if (std::find(names.begin(), names.end(), opt.search) == names.end())
+    throw Error(fmt::format("unknown --search '{}'; choose one of: {}", opt.search, fmt::join(names, ", ")));
+}
+
 std::string layer_id(const Shape& s) {
   if (!s.name.empty()) return s.name;
   return fmt::format("N{}_K{}_C{}_H{}_W{}_R{}_S{}_st{}_p{}", s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad);
@@ -63,16 +78,14 @@ TuneResult run_tune(const TuneOptions& opt) {
   res.shape = opt.shape;
   res.layer = layer_id(opt.shape);
   res.search = opt.search;
-  if (opt.trials < 1) throw Error("--trials must be at least 1");
-  if (opt.repeat < 1 || opt.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
+  check_tune_options(opt);
   Isa isa = load_isa(opt.isa);
   res.emulated = use_emulation(isa, opt.emulate);
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // only measuring children are pinned
   ClassTable table = load_table(isa.name, opt.table);
   res.table_origin = table.origin;
-  std::string warn = fingerprint_warning(table);
-  if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
+  const std::string warn = fingerprint_warning(table);  // said once the log is checked too
   Space space = build_space(opt.shape, table, isa.lanes);
   std::vector<std::string> notes;
   if (!space.note.empty()) notes.push_back(space.note);
@@ -92,16 +105,39 @@ TuneResult run_tune(const TuneOptions& opt) {
   const std::string out_dir = opt.out_dir.empty() ? "convtune-out/" + res.layer : opt.out_dir;
   res.log_path = opt.log.empty() ? out_dir + "/log.jsonl" : opt.log;
   ensure_writable(res.log_path, "--log");
-  std::vector<Record> previous = read_records(res.log_path);
+  ensure_writable(out_dir + "/" + res.layer + ".c", "--out");  // fail now, not after the tune
+  // One tuner per log for the whole tune (not for /dev/null and the like).
+  std::error_code ec;
+  std::optional<FileLock> lock;
+  if (!std::filesystem::exists(res.log_path, ec) || std::filesystem::is_regular_file(res.log_path, ec))
+    lock.emplace(res.log_path, "log", opt.log.empty() ? "--out" : "--log");
+  LogContents log = read_log(res.log_path);
+  const std::vector<Record>& previous = log.records;
   if (!previous.empty() && !opt.resume)
     throw Error(fmt::format("log '{}' already holds {} candidates; pass --resume to continue it or --log to start "
                             "another",
                             res.log_path, previous.size()));
-  for (const auto& r : previous) {
+  for (size_t i = 0; i < previous.size(); ++i) {
+    const Record& r = previous[i];
+    auto at_line = [&](const std::string& what) {
+      return Error(fmt::format("log '{}' line {}: {}; fix or remove that line", res.log_path, log.lines[i], what));
+    };
     if (r.shape != opt.shape.to_string())
       throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", res.log_path, r.shape,
                               opt.shape.to_string()));
-    strategy->observe(parse_config(r.config), Observation{r.status == "ok", r.status == "ok" ? r.gflops : 0, r.samples});
+    Config c;
+    try {
+      c = parse_config(r.config);
+      validate_config(c, opt.shape, isa.lanes);
+    } catch (const Error& e) {
+      throw at_line(fmt::format("configuration '{}' is not valid for {} ({})", r.config, opt.shape.to_string(),
+                                e.what()));
+    }
+    if (choice_of(space, c) < 0)
+      throw at_line(fmt::format("configuration '{}' uses microkernels that the class table {} does not offer for "
+                                "this shape (resume with the log's --table)",
+                                r.config, table.origin));
+    strategy->observe(c, Observation{r.status == "ok", r.status == "ok" ? r.gflops : 0, r.samples});
     ++res.trials;
     if (r.status != "ok") ++res.failed;
     if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
@@ -109,6 +145,13 @@ TuneResult run_tune(const TuneOptions& opt) {
       res.has_best = true;
     }
   }
+  // A kill during a write or a full disk leaves a torn last line: cut it off,
+  // or the next record would be glued to it and lost.
+  if (uint64_t dropped = drop_torn_tail(res.log_path, log))
+    std::fprintf(stderr, "convtune: note: log '%s' ended in a torn line (a killed or failed write); dropped its %llu "
+                 "bytes\n", res.log_path.c_str(), static_cast<unsigned long long>(dropped));
+  // Every argument is checked by now: only then the table's warning.
+  if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
 
   WorkDir wd("tune", opt.keep_dir);
   Runner runner(isa, res.emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
@@ -236,11 +279,11 @@ TuneResult run_tune(const TuneOptions& opt) {
                             ? it->second
                             : generate_conv(isa, {opt.shape, parse_config(res.best.config), fn,
                                                   fmt::format("{} ({})", table.origin, table.created)});
-    std::filesystem::create_directories(out_dir);
     res.kernel_c = out_dir + "/" + res.layer + ".c";
     res.kernel_h = out_dir + "/" + res.layer + ".h";
-    std::ofstream(res.kernel_c) << k.c_source;
-    std::ofstream(res.kernel_h) << k.header;
+    const std::string fix = fmt::format("choose another --out; the log '{}' keeps every result", res.log_path);
+    write_file_atomic(res.kernel_c, k.c_source, "the best kernel", fix);
+    write_file_atomic(res.kernel_h, k.header, "the best kernel's header", fix);
   }
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
@@ -296,7 +339,7 @@ std::string tune_json(const TuneResult& r) {
   } else {
     j["best"] = nullptr;
   }
-  return j.dump(2) + "\n";
+  return j.dump() + "\n";  // one line: --json prints JSON Lines
 }
 
 }  // namespace convtune

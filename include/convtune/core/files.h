@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace convtune {
@@ -6,5 +7,15 @@ namespace convtune {
 /// Creates the parent directory and checks that `path` can be written,
 /// without leaving a file behind; throws Error naming `option` otherwise.
 void ensure_writable(const std::string& path, const std::string& option);
+
+/// Writes all of `data` to `fd`, retrying after a short write so that a full
+/// disk shows as ENOSPC; returns 0 or the errno of the failed write().
+int write_all(int fd, const char* data, size_t size);
+
+/// Writes `text` to `path` through a temporary file in the same directory
+/// (written, flushed, checked, renamed): `path` ends up whole or untouched.
+/// Throws Error "cannot write <what> to '<path>': <reason>; <fix>".
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& what,
+                       const std::string& fix);
 
 }  // namespace convtune

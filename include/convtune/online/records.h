@@ -1,7 +1,7 @@
 #pragma once
 // The tuning log: one JSON object per line per measured candidate, appended
-// and flushed as soon as it is measured, so a killed tuner loses at most the
-// candidate in flight and --resume never measures anything twice.
+// with one write() as soon as it is measured, so a killed tuner loses at most
+// the candidate in flight and --resume never measures anything twice.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,16 +42,37 @@ struct Record {
   bool emulated = false;      // ran under an emulator: timings not meaningful
 
   nlohmann::json to_json() const;
-  /// Throws Error naming the missing key.
+  /// Throws Error naming the key that is missing or has a wrong type or value
+  /// ("key 'status' is missing").
   static Record from_json(const nlohmann::json& j);
 };
 
-/// Appends one record and flushes it to the file; throws Error when the log
-/// cannot be written.
+/// The statuses a record may have.
+const std::vector<std::string>& record_statuses();
+
+/// Appends one record as one write() of the whole line; throws Error with the
+/// real errno when the log cannot be written (a short write is undone).
 void append_record(const std::string& path, const Record& r);
 
-/// Reads a log; a truncated last line (a killed writer) is skipped, any
-/// other bad line is an Error naming the line.
+/// A log as read back: its complete records, and the torn tail (bytes after
+/// the last '\n', left by a kill during a write or a full disk).
+struct LogContents {
+  std::vector<Record> records;
+  std::vector<size_t> lines;  // 1-based line number of each record
+  uint64_t complete_bytes = 0;  // up to and including the last '\n'
+  uint64_t torn_bytes = 0;
+};
+
+/// Reads a log (no file, or a file that is not a regular file such as
+/// /dev/null, reads as empty). Every complete line must be a valid record:
+/// otherwise throws Error "log 'X' line N: <problem>; fix or remove that line".
+LogContents read_log(const std::string& path);
+
+/// Cuts a torn tail off the log so that the next record starts a line;
+/// returns the bytes dropped (0: nothing to do).
+uint64_t drop_torn_tail(const std::string& path, const LogContents& log);
+
+/// The records of read_log (the torn tail ignored).
 std::vector<Record> read_records(const std::string& path);
 
 }  // namespace convtune

@@ -57,6 +57,10 @@ struct TuneResult {
   std::string kernel_c, kernel_h, log_path, table_origin;
 };
 
+/// Throws Error for an option out of range or an unknown --search, before
+/// any work (the CLI calls it right after parsing).
+void check_tune_options(const TuneOptions& opt);
+
 /// Runs the tuning; throws Error for bad input before any work.
 TuneResult run_tune(const TuneOptions& opt);
 
