@@ -340,6 +340,7 @@ CsaPlan csa_of_one_microkernel(const std::string& shape) {
   o.l1d_bytes = 32 << 10;
   o.l2_bytes = 1 << 20;
   o.l3_bytes = 32 << 20;
+  o.cache_source = "cpuid";
   return csa_plan(build_space(parse_shape(shape), t, 16), o);
 }
 
@@ -362,7 +363,7 @@ TEST(Csa, HandCheckedPlan) {
   EXPECT_DOUBLE_EQ(p.info["cost_is"].get<double>(), 42880);
   EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 39040);
   EXPECT_EQ(p.info["l1d_bytes"], 32768);
-  EXPECT_EQ(p.info["caches"], "machine (sysfs)");
+  EXPECT_EQ(p.info["caches"], "machine (cpuid)");
 }
 
 // The reuse loop holds the accumulators over N_c channels of r*s taps, not
