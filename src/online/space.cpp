@@ -75,35 +75,57 @@ bool divides(const UkSizes& u, int64_t h_extent, const Shape& sh, int64_t lanes)
 
 // Sequences of (d, f > 1) levels that complete `rem` to all ones (000 Fig. 7:
 // ordered factorizations per dimension, interleaved): how many, and the sum
-// of their lengths (for the Lseq placements). Memoised on the sorted tuple,
-// since the count does not depend on which dimension holds which value.
+// of their lengths (for the Lseq placements). A sequence is one ordered
+// factorization per dimension plus an interleaving of them, so with a_d(L)
+// factorizations of length L the count is a sum of a_d(L) products times
+// multinomials: polynomial work in the lengths (at most 20 per dimension),
+// not a walk over every tuple of remaining sizes (which took minutes when
+// every dimension had many divisors). Integer-valued doubles: exact below 2^53.
 class SequenceCounter {
  public:
   using Rem = std::array<int64_t, kNumDims>;
-  std::pair<double, double> count(Rem rem) {
-    std::sort(rem.begin(), rem.end(), std::greater<int64_t>());
-    if (rem[0] == 1) return {1.0, 0.0};
-    auto it = memo_.find(rem);
-    if (it != memo_.end()) return it->second;
-    double n = 0, len = 0;
-    for (int i = 0; i < kNumDims; ++i) {
-      if (i > 0 && rem[i] == rem[i - 1]) continue;  // same value: same subtree
-      int same = 1;
-      while (i + same < kNumDims && rem[i + same] == rem[i]) ++same;
-      for (int64_t f : divisors(rem[i])) {
-        if (f == 1) continue;
-        Rem child = rem;
-        child[i] /= f;
-        auto [cn, clen] = count(child);
-        n += same * cn;
-        len += same * (clen + cn);
-      }
+  std::pair<double, double> count(const Rem& rem) {
+    std::vector<double> seqs{1.0};  // seqs[T]: interleaved sequences of total length T so far
+    for (int64_t v : rem) {
+      const std::vector<double>& a = by_length(v);
+      std::vector<double> next(seqs.size() + a.size() - 1, 0.0);
+      for (size_t t = 0; t < seqs.size(); ++t)
+        for (size_t l = 0; l < a.size(); ++l)
+          if (seqs[t] != 0 && a[l] != 0) next[t + l] += seqs[t] * a[l] * binomial(t + l, l);
+      seqs = std::move(next);
     }
-    return memo_[rem] = {n, len};
+    double n = 0, len = 0;
+    for (size_t t = 0; t < seqs.size(); ++t) {
+      n += seqs[t];
+      len += double(t) * seqs[t];
+    }
+    return {n, len};
   }
 
  private:
-  std::map<Rem, std::pair<double, double>> memo_;
+  // Ordered factorizations of v into exactly L factors > 1, indexed by L.
+  const std::vector<double>& by_length(int64_t v) {
+    auto it = memo_.find(v);
+    if (it != memo_.end()) return it->second;
+    std::vector<double> out{v == 1 ? 1.0 : 0.0};
+    for (int64_t f : divisors(v)) {
+      if (f == 1) continue;
+      const std::vector<double>& rest = by_length(v / f);  // std::map entries stay put
+      if (out.size() < rest.size() + 1) out.resize(rest.size() + 1, 0.0);
+      for (size_t l = 0; l < rest.size(); ++l) out[l + 1] += rest[l];
+    }
+    return memo_[v] = out;
+  }
+  double binomial(size_t n, size_t k) {
+    while (pascal_.size() <= n) {
+      std::vector<double> row(pascal_.size() + 1, 1.0);
+      for (size_t i = 1; i + 1 < row.size(); ++i) row[i] = pascal_.back()[i - 1] + pascal_.back()[i];
+      pascal_.push_back(std::move(row));
+    }
+    return pascal_[n][k];
+  }
+  std::map<int64_t, std::vector<double>> memo_;
+  std::vector<std::vector<double>> pascal_{{1.0}};
 };
 
 // Why nothing in the table divides the shape, and what would help: profiling

@@ -194,7 +194,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
     Space sp = build_space(sh, t, 16);
     double size = sp.size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 2.0) << text;
+    EXPECT_LT(seconds, 1.0) << text;
     EXPECT_GT(size, 0) << text;
     EXPECT_LE(sp.choices.size(), 10000u + 32u) << text;
     std::mt19937_64 rng(1);
@@ -202,13 +202,15 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
   }
   // The shipped table (hundreds of classes) on sizes with many divisors in every dimension.
   ClassTable shipped = read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json");
-  for (const char* text : {"K=720,C=720,H=360,R=1", "K=240,C=240,H=720,R=3", "K=64,C=64,H=5040,W=24,R=1"}) {
+  // R=60 and C=360 with many divisors took over a second in size() before it counted by lengths.
+  for (const char* text : {"K=720,C=720,H=360,R=1", "K=240,C=240,H=720,R=3", "K=64,C=64,H=5040,W=24,R=1",
+                           "K=128,C=360,H=3,W=2,R=60,pad=100"}) {
     Shape sh = parse_shape(text);
     auto start = std::chrono::steady_clock::now();
     Space sp = build_space(sh, shipped, 16);
     double size = sp.size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 2.0) << text;
+    EXPECT_LT(seconds, 1.0) << text;
     EXPECT_GT(size, 0) << text;
   }
   // Ho = 720720 has 240 divisors: more pairs than the cap, and the note says so.
