@@ -206,7 +206,8 @@ namespace {
 void check_unsupported_field(const std::string& key, const std::string& value) {
   const std::string kv = printable(key + "=" + value);
   if (key == "groups" || key == "dilation") {
-    if (value == "1") return;
+    const size_t nonzero = value.find_first_not_of('0');
+    if (nonzero != std::string::npos && value.substr(nonzero) == "1") return;  // "1", "01"
     throw Error(fmt::format("shape: {}: {} convolutions are not supported yet; only {}=1", kv,
                             key == "groups" ? "grouped" : "dilated", key));
   }

@@ -242,7 +242,11 @@ TEST(ParseShape, UnsupportedConvolutionKinds) {
             "both axes");
   EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad_w=0"),
             "shape: pad_w=0: separate pad values per axis are not supported yet; give one pad=<n> for both axes");
-  Shape plain = parse_shape("K=64,C=64,H=14,R=3,groups=1,dilation=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=0"),
+            "shape: groups=0: grouped convolutions are not supported yet; only groups=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=10"),
+            "shape: groups=10: grouped convolutions are not supported yet; only groups=1");
+  Shape plain = parse_shape("K=64,C=64,H=14,R=3,groups=1,dilation=01");
   EXPECT_EQ(plain.to_string(), parse_shape("K=64,C=64,H=14,R=3").to_string());
 }
 

@@ -366,6 +366,21 @@ TEST(Csa, HandCheckedPlan) {
   EXPECT_EQ(p.info["caches"], "machine (cpuid)");
 }
 
+// No cache sizes detected: the documented defaults, and the info says so.
+TEST(Csa, UnknownCachesAreAssumedAndSaidSo) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {uk_record(uk(2, 1, 4, 2), 90)};
+  t.select_and_classify();
+  SearchOptions o;
+  o.cache_source = "unknown";
+  CsaPlan p = csa_plan(build_space(parse_shape("K=64,C=16,H=8,R=3"), t, 16), o);
+  EXPECT_EQ(p.info["caches"], "not all known (source: unknown); assumed 32 KiB L1, 1 MiB L2, 4 MiB L3 for the "
+                              "missing ones");
+  EXPECT_EQ(p.info["l1d_bytes"], 32768);
+  EXPECT_EQ(p.info["l3_bytes"], 4 << 20);
+}
+
 // The reuse loop holds the accumulators over N_c channels of r*s taps, not
 // of the full R x S filter: with C = 256 Eq. 2 gives 160 N_c + 1024 <=
 // 26214.4 -> N_c = 128 (R*S in Eq. 1 would give 1440 N_c -> 16, the
