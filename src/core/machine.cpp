@@ -1,9 +1,12 @@
-// Machine description from /proc/cpuinfo and sysfs. Only what decides
+// Machine description from /proc/cpuinfo, CPUID and sysfs. Only what decides
 // microkernel speed goes into the fingerprint: the CPU model and its vector ISA.
 #include "convtune/core/machine.h"
 
 #include <sched.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -69,8 +72,64 @@ int64_t parse_cache_size(const std::string& text) {
   }
 }
 
-void read_caches(MachineInfo* m) {
-  const std::string base = "/sys/devices/system/cpu/cpu0/cache/index";
+// Deterministic cache parameters from the cpuid instruction: Intel leaf 4,
+// AMD leaf 0x8000001D (same layout). L3 is the slice this core's complex
+// shares, which is what one measuring core can use. False when not x86 or the
+// leaf is absent (some hypervisors hide it).
+bool read_cpuid_leaf_caches(MachineInfo* m) {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool amd = ebx == 0x68747541 || ebx == 0x6f677948;  // "Auth"enticAMD, "Hygo"nGenuine
+  unsigned leaf = 4;
+  if (amd) {
+    unsigned max_ext = __get_cpuid_max(0x80000000, nullptr);
+    if (max_ext < 0x8000001D || !__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) ||
+        !(ecx & (1u << 22)))  // topology extensions: leaf 0x8000001D is valid
+      return false;
+    leaf = 0x8000001D;
+  } else if (eax < 4) {
+    return false;
+  }
+  for (unsigned sub = 0; sub < 16; ++sub) {
+    __cpuid_count(leaf, sub, eax, ebx, ecx, edx);
+    const unsigned type = eax & 0x1f, level = (eax >> 5) & 0x7;
+    if (type == 0) break;  // no more caches
+    const int64_t size = int64_t((ebx >> 22) + 1) * (((ebx >> 12) & 0x3ff) + 1) *
+                         ((ebx & 0xfff) + 1) * (int64_t(ecx) + 1);
+    if (level == 1 && type == 1) m->l1d_bytes = size;
+    if (level == 2 && type != 2) m->l2_bytes = size;
+    if (level == 3 && type != 2) m->l3_bytes = size;
+  }
+  return m->l1d_bytes > 0 && m->l2_bytes > 0;  // a CPU without L3 is fine
+#else
+  (void)m;
+  return false;
+#endif
+}
+
+// What the C library says (glibc asks CPUID on x86, with its own fallbacks);
+// 0 when it does not know.
+bool read_sysconf_caches(MachineInfo* m) {
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+  auto get = [](int name) {
+    long v = sysconf(name);
+    return v > 0 ? int64_t(v) : int64_t(0);
+  };
+  m->l1d_bytes = get(_SC_LEVEL1_DCACHE_SIZE);
+  m->l2_bytes = get(_SC_LEVEL2_CACHE_SIZE);
+  m->l3_bytes = get(_SC_LEVEL3_CACHE_SIZE);
+  return m->l1d_bytes > 0 && m->l2_bytes > 0;
+#else
+  (void)m;
+  return false;
+#endif
+}
+
+// The caches of one CPU from sysfs; false when sysfs lists none.
+bool read_sysfs_caches(MachineInfo* m, int cpu) {
+  const std::string base = fmt::format("/sys/devices/system/cpu/cpu{}/cache/index", cpu);
+  bool any = false;
   for (int i = 0; i < 16; ++i) {
     std::string dir = base + std::to_string(i) + "/";
     std::string level = read_line(dir + "level");
@@ -80,7 +139,26 @@ void read_caches(MachineInfo* m) {
     if (level == "1" && type == "Data") m->l1d_bytes = size;
     if (level == "2" && type != "Instruction") m->l2_bytes = size;
     if (level == "3" && type != "Instruction") m->l3_bytes = size;
+    any = any || size > 0;
   }
+  return any;
+}
+
+void read_caches(MachineInfo* m, int cpu) {
+  MachineInfo probe;
+  if (read_cpuid_leaf_caches(&probe)) {
+    m->cache_source = "cpuid";
+  } else if (probe = MachineInfo(), read_sysconf_caches(&probe)) {
+    m->cache_source = "sysconf";
+  } else if (probe = MachineInfo(), read_sysfs_caches(&probe, cpu)) {
+    m->cache_source = fmt::format("sysfs cpu{}", cpu);
+  } else {
+    m->cache_source = "unknown";
+    return;
+  }
+  m->l1d_bytes = probe.l1d_bytes;
+  m->l2_bytes = probe.l2_bytes;
+  m->l3_bytes = probe.l3_bytes;
 }
 
 // The online CPU list as the kernel prints it ("0-3,6"); "" if unavailable.
@@ -96,7 +174,7 @@ std::string MachineInfo::fingerprint() const {
   return s;
 }
 
-MachineInfo detect_machine() {
+MachineInfo detect_machine(int cpu) {
   MachineInfo m;
   m.cpu_model = "unknown";
   std::ifstream f("/proc/cpuinfo");
@@ -128,7 +206,7 @@ MachineInfo detect_machine() {
   m.isa_flags.assign(flags.begin(), flags.end());
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   m.cores = n >= 1 ? int(n) : 1;
-  read_caches(&m);
+  read_caches(&m, cpu >= 0 ? cpu : 0);
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 
 #include <fmt/format.h>
@@ -16,8 +17,35 @@
 namespace convtune {
 namespace {
 
-// Far above any real layer; keeps every product of sizes well inside int64.
-constexpr int64_t kMaxSize = int64_t(1) << 24;
+// Limits (documented in shape.h): far above any real layer (the zoo's largest
+// operand holds 2.4 million floats), low enough that every product of sizes
+// stays inside int64 and one run fits in a few GiB.
+constexpr int64_t kMaxExtent = int64_t(1) << 20;   // N, K, C, H, W
+constexpr int64_t kMaxWindow = 1024;               // R, S, stride, pad
+constexpr int64_t kMaxOperand = int64_t(1) << 28;  // floats in one operand (1 GiB)
+constexpr int64_t kMaxRun = int64_t(1) << 29;      // floats in input + weights + output (2 GiB)
+constexpr double kMaxFlops = double(int64_t(1) << 44);  // ~17.6 TFLOP: minutes per call on a core
+constexpr int64_t kLanesBound = 16;                // widest vector: K is padded to a multiple
+
+int64_t field_limit(const std::string& name) {
+  return name == "R" || name == "S" || name == "stride" || name == "pad" ? kMaxWindow : kMaxExtent;
+}
+
+// Product that saturates at INT64_MAX instead of overflowing.
+int64_t product(std::initializer_list<int64_t> factors) {
+  int64_t v = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(v, f, &v)) return std::numeric_limits<int64_t>::max();
+  return v;
+}
+
+// User text inside a one-line message: control characters shown as '?',
+// long text cut, so a message stays one readable line whatever was typed.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char ch : text.substr(0, 60)) out += std::iscntrl(static_cast<unsigned char>(ch)) ? '?' : ch;
+  return text.size() > 60 ? out + "..." : out;
+}
 
 const char* const kFieldNames[] = {"N", "K", "C", "H", "W", "R", "S", "stride", "pad"};
 
@@ -170,6 +198,36 @@ std::string Shape::to_string() const {
                      stride, pad);
 }
 
+namespace {
+
+// Fields of other convolution kinds: named so the message says what is
+// missing from convtune, not that the word is unknown. Returns normally for
+// the one value that means a plain convolution (groups=1, dilation=1).
+void check_unsupported_field(const std::string& key, const std::string& value) {
+  const std::string kv = printable(key + "=" + value);
+  if (key == "groups" || key == "dilation") {
+    const size_t nonzero = value.find_first_not_of('0');
+    if (nonzero != std::string::npos && value.substr(nonzero) == "1") return;  // "1", "01"
+    throw Error(fmt::format("shape: {}: {} convolutions are not supported yet; only {}=1", kv,
+                            key == "groups" ? "grouped" : "dilated", key));
+  }
+  for (const char* base : {"stride", "pad", "dilation"})
+    for (const char* axis : {"_h", "_w"})
+      if (key == std::string(base) + axis)
+        throw Error(fmt::format("shape: {}: separate {} values per axis are not supported yet; give "
+                                "one {}=<n> for both axes",
+                                kv, base, base));
+}
+
+bool is_unsupported_field(const std::string& key) {
+  for (const char* f : {"groups", "dilation", "stride_h", "stride_w", "pad_h", "pad_w",
+                        "dilation_h", "dilation_w"})
+    if (key == f) return true;
+  return false;
+}
+
+}  // namespace
+
 Shape parse_shape(const std::string& text) {
   if (trim(text).empty())
     throw Error("shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3");
@@ -182,14 +240,22 @@ Shape parse_shape(const std::string& text) {
                                                                           : comma - start));
     if (item.empty())
       throw Error(fmt::format("shape: empty field in '{}'; separate fields with single commas",
-                              text));
+                              printable(text)));
     size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw Error(fmt::format("shape: '{}' is not a field=value pair; write e.g. K=512", item));
+      throw Error(fmt::format("shape: '{}' is not a field=value pair; write e.g. K=512",
+                              printable(item)));
     std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    if (is_unsupported_field(key)) {
+      check_unsupported_field(key, value);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+      continue;
+    }
     int64_t* dst = field_ptr(s, key);
     if (!dst)
-      throw Error(fmt::format("shape: field '{}' is unknown; use N,K,C,H,W,R,S,stride,pad", key));
+      throw Error(fmt::format("shape: field '{}' is unknown; use N,K,C,H,W,R,S,stride,pad",
+                              printable(key)));
     size_t idx = field_index(key);
     if (given[idx]) throw Error(fmt::format("shape: field '{}' given twice", key));
     given[idx] = true;
@@ -197,11 +263,12 @@ Shape parse_shape(const std::string& text) {
       return std::isdigit(static_cast<unsigned char>(ch));
     });
     if (!digits || (key != "pad" && value.find_first_not_of('0') == std::string::npos))
-      throw Error(fmt::format("shape: '{}={}' is not a {} integer", key, value,
+      throw Error(fmt::format("shape: '{}={}' is not a {} integer", key, printable(value),
                               key == "pad" ? "non-negative" : "positive"));
-    if (value.size() > 9)
-      throw Error(
-          fmt::format("shape: {}={} is too large; sizes are at most {}", key, value, kMaxSize));
+    const size_t nonzero = std::min(value.find_first_not_of('0'), value.size());
+    if (value.size() - nonzero > 9)  // more than 9 digits: beyond every limit, and beyond stoll
+      throw Error(fmt::format("shape: {}={} is too large; {} is at most {}", key, printable(value), key,
+                              field_limit(key)));
     *dst = std::stoll(value);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -223,15 +290,47 @@ void validate_shape(const Shape& s) {
   for (const auto& [name, v] : fields) {
     int64_t min = std::string(name) == "pad" ? 0 : 1;
     if (v < min) throw Error(fmt::format("shape: {}={} must be >= {}", name, v, min));
-    if (v > kMaxSize)
-      throw Error(fmt::format("shape: {}={} is too large; sizes are at most {}", name, v, kMaxSize));
+    if (v > field_limit(name))
+      throw Error(fmt::format("shape: {}={} is too large; {} is at most {}", name, v, name,
+                              field_limit(name)));
   }
+  // Every field is now small enough that H + 2*pad and Ho, Wo cannot overflow.
   if (s.R > s.Hp())
     throw Error(fmt::format("shape: R={} is larger than H+2*pad={}; use a smaller R or more pad",
                             s.R, s.Hp()));
   if (s.S > s.Wp())
     throw Error(fmt::format("shape: S={} is larger than W+2*pad={}; use a smaller S or more pad",
                             s.S, s.Wp()));
+  const int64_t Kp = s.padded_K(kLanesBound);
+  const int64_t input = product({s.N, s.Hp(), s.Wp(), s.C});
+  const int64_t weights = product({s.R, s.S, s.C, Kp});
+  const int64_t output = product({s.N, s.Ho(), s.Wo(), Kp});
+  auto too_big = [](const char* what, const std::string& factors, int64_t floats,
+                    const char* fix) {
+    return Error(fmt::format("shape: the {} ({}) holds {} floats, more than the limit of {} "
+                             "(1 GiB); use a smaller {}",
+                             what, factors, floats, kMaxOperand, fix));
+  };
+  if (input > kMaxOperand)
+    throw too_big("input", fmt::format("N={} x (H+2*pad)={} x (W+2*pad)={} x C={}", s.N, s.Hp(),
+                                       s.Wp(), s.C),
+                  input, "N, H, W, C or pad");
+  if (weights > kMaxOperand)
+    throw too_big("weights", fmt::format("R={} x S={} x C={} x K padded to {}={}", s.R, s.S, s.C,
+                                         kLanesBound, Kp),
+                  weights, "R, S, C or K");
+  if (output > kMaxOperand)
+    throw too_big("output", fmt::format("N={} x Ho={} x Wo={} x K padded to {}={}", s.N, s.Ho(),
+                                        s.Wo(), kLanesBound, Kp),
+                  output, "N, H, W, K or pad, or a larger stride");
+  if (input + weights + output > kMaxRun)
+    throw Error(fmt::format("shape: input, weights and output together hold {} floats, more than "
+                            "the limit of {} (2 GiB) for one run; use a smaller shape",
+                            input + weights + output, kMaxRun));
+  if (s.flops() > kMaxFlops)
+    throw Error(fmt::format("shape: {:.3g} FLOP per convolution is more than the limit of {:.3g} "
+                            "(minutes per call on one core); use a smaller shape",
+                            s.flops(), kMaxFlops));
 }
 
 std::vector<Network> zoo() { return cached_zoo(); }

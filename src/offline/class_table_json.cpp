@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -19,6 +20,13 @@ namespace {
 
 // Two decimals keep the file small and diffs readable; measurements are noisier.
 double round2(double x) { return std::round(x * 100) / 100; }
+
+// Bounds far above any profiled table (2043 microkernels, sizes up to 16),
+// low enough that sizes multiply without overflow (UkSizes::weight_regs is
+// an int) and a corrupt table cannot exhaust memory or time.
+constexpr int kMaxUkSize = 64;
+constexpr size_t kMaxMicrokernels = 100000;
+constexpr size_t kMaxListItems = 4096;  // flags, counters, h of a class
 
 json sizes_json(const UkSizes& u, bool with_h) {
   json j = {{"k", u.k}, {"c", u.c}, {"w", u.w}, {"r", u.r}, {"s", u.s}};
@@ -42,19 +50,36 @@ class Reader {
     if (!o.is_object() || !o.contains(key) || !ok(o.at(key))) fail(prefix + key, what);
     return o.at(key);
   }
-  double num(const json& o, const std::string& key, const std::string& prefix = "") const {
-    return get(o, key, prefix, [](const json& v) { return v.is_number(); }, "a number")
-        .get<double>();
+  // An integer in [lo, hi]; "the key is missing or not <what>" otherwise.
+  int64_t ranged(const json& o, const std::string& key, const std::string& prefix, int64_t lo,
+                 int64_t hi) const {
+    if (!o.is_object() || !o.contains(key)) fail(prefix + key, range_text(lo, hi).c_str());
+    return ranged_value(o.at(key), prefix + key, lo, hi);
   }
-  int64_t int64(const json& o, const std::string& key, const std::string& prefix = "") const {
-    return get(o, key, prefix, [](const json& v) { return v.is_number_integer(); },
-               "an integer").get<int64_t>();
+  int64_t ranged_value(const json& v, const std::string& where, int64_t lo, int64_t hi) const {
+    // An unsigned value above INT64_MAX would wrap in get<int64_t>.
+    const bool ok = v.is_number_integer() &&
+                    !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) &&
+                    v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    if (!ok) fail(where, range_text(lo, hi).c_str());
+    return v.get<int64_t>();
+  }
+  static std::string range_text(int64_t lo, int64_t hi) {
+    return fmt::format("an integer from {} to {}", lo, hi);
   }
   int positive(const json& o, const std::string& key, const std::string& prefix) const {
-    auto ok = [](const json& v) {
-      return v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 1 << 20;
+    return int(ranged(o, key, prefix, 1, kMaxUkSize));
+  }
+  // A finite number in [lo, hi] (JSON has no NaN, but 1e999 reads as infinity).
+  double bounded(const json& o, const std::string& key, const std::string& prefix, double lo,
+                 double hi) const {
+    auto ok = [&](const json& v) {
+      return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= lo &&
+             v.get<double>() <= hi;
     };
-    return int(get(o, key, prefix, ok, "a positive integer").get<int64_t>());
+    const std::string what = fmt::format("a number from {} to {}", lo, hi);
+    if (!o.is_object() || !o.contains(key) || !ok(o.at(key))) fail(prefix + key, what.c_str());
+    return o.at(key).get<double>();
   }
   std::string str(const json& o, const std::string& key, const std::string& prefix = "") const {
     return get(o, key, prefix, [](const json& v) { return v.is_string(); }, "a string")
@@ -73,10 +98,10 @@ class Reader {
   std::vector<std::string> strings(const json& o, const std::string& key,
                                    const std::string& prefix = "") const {
     auto ok = [](const json& v) {
-      return v.is_array() &&
+      return v.is_array() && v.size() <= kMaxListItems &&
              std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
     };
-    return get(o, key, prefix, ok, "a list of strings").get<std::vector<std::string>>();
+    return get(o, key, prefix, ok, "a list of at most 4096 strings").get<std::vector<std::string>>();
   }
   UkSizes sizes(const json& o, const std::string& prefix, bool with_h) const {
     const json& s = object(o, "sizes", prefix);
@@ -153,7 +178,7 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
         origin));
   Reader rd(origin);
   ClassTable t;
-  t.format_version = int(rd.int64(j, "format_version"));
+  t.format_version = int(rd.ranged(j, "format_version", "", 0, 1 << 30));
   if (t.format_version != kTableFormatVersion)
     throw Error(fmt::format("class table {} has format_version {}, but this convtune reads "
                             "format_version {}; {}",
@@ -162,27 +187,29 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   const json& m = rd.object(j, "machine");
   t.machine.cpu_model = rd.str(m, "cpu_model", "machine.");
   t.machine.isa_flags = rd.strings(m, "isa_flags", "machine.");
-  t.machine.cores = int(rd.int64(m, "cores", "machine."));
+  t.machine.cores = int(rd.ranged(m, "cores", "machine.", 1, 1 << 20));
   const json& cache = rd.object(m, "cache", "machine.");
-  t.machine.l1d_bytes = rd.int64(cache, "l1d_bytes", "machine.cache.");
-  t.machine.l2_bytes = rd.int64(cache, "l2_bytes", "machine.cache.");
-  t.machine.l3_bytes = rd.int64(cache, "l3_bytes", "machine.cache.");
+  t.machine.l1d_bytes = rd.ranged(cache, "l1d_bytes", "machine.cache.", 0, int64_t(1) << 50);
+  t.machine.l2_bytes = rd.ranged(cache, "l2_bytes", "machine.cache.", 0, int64_t(1) << 50);
+  t.machine.l3_bytes = rd.ranged(cache, "l3_bytes", "machine.cache.", 0, int64_t(1) << 50);
   const json& cc = rd.object(j, "compiler");
   t.compiler.command = rd.str(cc, "command", "compiler.");
   t.compiler.version = rd.str(cc, "version", "compiler.");
   t.compiler.flags = rd.strings(cc, "flags", "compiler.");
   t.created = rd.str(j, "created");
   t.tool_version = rd.str(j, "tool_version");
-  t.peak_gflops = rd.num(j, "peak_gflops");
+  constexpr double kMaxGflops = 1e9;  // far above any CPU core
+  t.peak_gflops = rd.bounded(j, "peak_gflops", "", 0, kMaxGflops);
   const json& peak = rd.object(j, "peak");
-  t.peak_start_gflops = rd.num(peak, "start_gflops", "peak.");
-  t.peak_end_gflops = rd.num(peak, "end_gflops", "peak.");
-  t.threshold = rd.num(j, "threshold");
+  t.peak_start_gflops = rd.bounded(peak, "start_gflops", "peak.", 0, kMaxGflops);
+  t.peak_end_gflops = rd.bounded(peak, "end_gflops", "peak.", 0, kMaxGflops);
+  t.threshold = rd.bounded(j, "threshold", "", 0, 1.5);  // profile accepts (0, 1.5]
   t.quick = rd.boolean(j, "quick");
-  t.emulated = j.value("emulated", false);
+  t.emulated = j.contains("emulated") && rd.boolean(j, "emulated");
   t.counters = rd.str(j, "counters");
-  t.wall_seconds = rd.num(j, "wall_seconds");
+  t.wall_seconds = rd.bounded(j, "wall_seconds", "", 0, 1e12);
   const json& uks = rd.list(j, "microkernels");
+  if (uks.size() > kMaxMicrokernels) rd.fail("microkernels", "a list of at most 100000 microkernels");
   for (size_t i = 0; i < uks.size(); ++i) {
     std::string p = fmt::format("microkernels[{}].", i);
     UkRecord r;
@@ -191,29 +218,30 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
     r.status = rd.str(uks[i], "status", p);
     if (std::find(std::begin(kStatuses), std::end(kStatuses), r.status) == std::end(kStatuses))
       rd.fail(p + "status", "one of ok, compile_error, crash, timeout, wrong_result");
-    r.gflops = rd.num(uks[i], "gflops", p);
-    r.percent_peak = rd.num(uks[i], "percent_peak", p);
+    r.gflops = rd.bounded(uks[i], "gflops", p, 0, kMaxGflops);
+    r.percent_peak = rd.bounded(uks[i], "percent_peak", p, 0, 1e6);
     r.selected = rd.boolean(uks[i], "selected", p);
     if (uks[i].contains("counters")) {
-      if (!uks[i]["counters"].is_array()) rd.fail(p + "counters", "a list of integers");
+      if (!uks[i]["counters"].is_array() || uks[i]["counters"].size() > kMaxListItems)
+        rd.fail(p + "counters", "a list of at most 4096 integers");
       for (const auto& c : uks[i]["counters"]) {
-        if (!c.is_number_integer()) rd.fail(p + "counters", "a list of integers");
+        if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > INT64_MAX))
+          rd.fail(p + "counters", "a list of at most 4096 integers");
         r.counters.push_back(c.get<long long>());
       }
     }
     t.microkernels.push_back(r);
   }
   const json& classes = rd.list(j, "classes");
+  if (classes.size() > kMaxMicrokernels) rd.fail("classes", "a list of at most 100000 classes");
   for (size_t i = 0; i < classes.size(); ++i) {
     std::string p = fmt::format("classes[{}].", i);
     UkClass c;
     c.sizes = rd.sizes(classes[i], p, false);
     const json& hs = rd.list(classes[i], "h", p);
-    for (size_t k = 0; k < hs.size(); ++k) {
-      if (!hs[k].is_number_integer() || hs[k].get<int64_t>() < 1 || hs[k].get<int64_t>() > 1 << 20)
-        rd.fail(fmt::format("{}h[{}]", p, k), "a positive integer");
-      c.h.push_back(int(hs[k].get<int64_t>()));
-    }
+    if (hs.size() > kMaxListItems) rd.fail(p + "h", "a list of at most 4096 integers");
+    for (size_t k = 0; k < hs.size(); ++k)
+      c.h.push_back(int(rd.ranged_value(hs[k], fmt::format("{}h[{}]", p, k), 1, kMaxUkSize)));
     t.classes.push_back(c);
   }
   t.origin = origin;

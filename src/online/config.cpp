@@ -108,11 +108,14 @@ class Parser {
     return i_ < t_.size() ? t_[i_] : '\0';
   }
 
-  // What is at the cursor, for messages: 'x' or "end of input".
+  // What is at the cursor, for messages: 'x' or "end of input"; a control
+  // character shows as '?' and a long word is cut, so the message stays one line.
   std::string got() {
     if (peek() == '\0') return "end of input";
     std::string word = word_at();
-    return "'" + (word.empty() ? std::string(1, t_[i_]) : word) + "'";
+    if (word.empty()) word = std::iscntrl(static_cast<unsigned char>(t_[i_])) ? "?" : std::string(1, t_[i_]);
+    if (word.size() > 40) word = word.substr(0, 40) + "...";
+    return "'" + word + "'";
   }
 
   std::string word_at() const {
@@ -134,7 +137,7 @@ class Parser {
     while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) {
       if (v > (std::numeric_limits<int64_t>::max() - 9) / 10) {
         i_ = start;
-        fail("number " + got() + " is too large");
+        fail("number " + got() + " is too large; a count is at most a problem size (about 2^20)");
       }
       v = v * 10 + (t_[i_++] - '0');
     }

@@ -6,11 +6,14 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/isa.h"
 
 namespace convtune {
 
@@ -30,6 +33,31 @@ std::vector<int64_t> divisors(int64_t n) {
   return lo;
 }
 
+// Pair choices beyond this many (only for a tall output with a highly
+// composite Ho) would make the space and its size() slow without adding
+// configurations anyone measures; the zoo's layers have at most a few hundred.
+constexpr size_t kMaxPairChoices = 10000;
+
+// The first `limit` pairs (a, b), both >= 1, with a*h1 + b*h2 dividing Ho,
+// ordered by a then b. For each a only the divisors of Ho are tried, not
+// every b: about Ho/h1 * divisors(Ho) steps at worst, never Ho squared.
+std::vector<std::pair<int64_t, int64_t>> pair_counts(int64_t h1, int64_t h2,
+                                                     const std::vector<int64_t>& ho_divisors,
+                                                     size_t limit) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  std::vector<int64_t> es;  // a*h1 + b*h2 is a multiple of gcd(h1, h2)
+  const int64_t g = std::gcd(h1, h2);
+  for (int64_t e : ho_divisors)
+    if (e % g == 0 && e >= h1 + h2) es.push_back(e);
+  for (int64_t a = 1; !es.empty() && a * h1 + h2 <= es.back(); ++a)
+    for (auto it = std::lower_bound(es.begin(), es.end(), a * h1 + h2); it != es.end(); ++it) {
+      if ((*it - a * h1) % h2 != 0) continue;
+      if (out.size() == limit) return out;
+      out.emplace_back(a, (*it - a * h1) / h2);
+    }
+  return out;
+}
+
 Spec make_spec(SpecKind kind, Dim d, int64_t factor = 1) {
   Spec s;
   s.kind = kind;
@@ -47,36 +75,116 @@ bool divides(const UkSizes& u, int64_t h_extent, const Shape& sh, int64_t lanes)
 
 // Sequences of (d, f > 1) levels that complete `rem` to all ones (000 Fig. 7:
 // ordered factorizations per dimension, interleaved): how many, and the sum
-// of their lengths (for the Lseq placements). Memoised on the sorted tuple,
-// since the count does not depend on which dimension holds which value.
+// of their lengths (for the Lseq placements). A sequence is one ordered
+// factorization per dimension plus an interleaving of them, so with a_d(L)
+// factorizations of length L the count is a sum of a_d(L) products times
+// multinomials: polynomial work in the lengths (at most 20 per dimension),
+// not a walk over every tuple of remaining sizes (which took minutes when
+// every dimension had many divisors). Integer-valued doubles: exact below 2^53.
 class SequenceCounter {
  public:
   using Rem = std::array<int64_t, kNumDims>;
-  std::pair<double, double> count(Rem rem) {
-    std::sort(rem.begin(), rem.end(), std::greater<int64_t>());
-    if (rem[0] == 1) return {1.0, 0.0};
-    auto it = memo_.find(rem);
-    if (it != memo_.end()) return it->second;
-    double n = 0, len = 0;
-    for (int i = 0; i < kNumDims; ++i) {
-      if (i > 0 && rem[i] == rem[i - 1]) continue;  // same value: same subtree
-      int same = 1;
-      while (i + same < kNumDims && rem[i + same] == rem[i]) ++same;
-      for (int64_t f : divisors(rem[i])) {
-        if (f == 1) continue;
-        Rem child = rem;
-        child[i] /= f;
-        auto [cn, clen] = count(child);
-        n += same * cn;
-        len += same * (clen + cn);
-      }
+  std::pair<double, double> count(const Rem& rem) {
+    std::vector<double> seqs{1.0};  // seqs[T]: interleaved sequences of total length T so far
+    for (int64_t v : rem) {
+      const std::vector<double>& a = by_length(v);
+      std::vector<double> next(seqs.size() + a.size() - 1, 0.0);
+      for (size_t t = 0; t < seqs.size(); ++t)
+        for (size_t l = 0; l < a.size(); ++l)
+          if (seqs[t] != 0 && a[l] != 0) next[t + l] += seqs[t] * a[l] * binomial(t + l, l);
+      seqs = std::move(next);
     }
-    return memo_[rem] = {n, len};
+    double n = 0, len = 0;
+    for (size_t t = 0; t < seqs.size(); ++t) {
+      n += seqs[t];
+      len += double(t) * seqs[t];
+    }
+    return {n, len};
   }
 
  private:
-  std::map<Rem, std::pair<double, double>> memo_;
+  // Ordered factorizations of v into exactly L factors > 1, indexed by L.
+  const std::vector<double>& by_length(int64_t v) {
+    auto it = memo_.find(v);
+    if (it != memo_.end()) return it->second;
+    std::vector<double> out{v == 1 ? 1.0 : 0.0};
+    for (int64_t f : divisors(v)) {
+      if (f == 1) continue;
+      const std::vector<double>& rest = by_length(v / f);  // std::map entries stay put
+      if (out.size() < rest.size() + 1) out.resize(rest.size() + 1, 0.0);
+      for (size_t l = 0; l < rest.size(); ++l) out[l + 1] += rest[l];
+    }
+    return memo_[v] = out;
+  }
+  double binomial(size_t n, size_t k) {
+    while (pascal_.size() <= n) {
+      std::vector<double> row(pascal_.size() + 1, 1.0);
+      for (size_t i = 1; i + 1 < row.size(); ++i) row[i] = pascal_.back()[i - 1] + pascal_.back()[i];
+      pascal_.push_back(std::move(row));
+    }
+    return pascal_[n][k];
+  }
+  std::map<int64_t, std::vector<double>> memo_;
+  std::vector<std::vector<double>> pascal_{{1.0}};
 };
+
+// Why nothing in the table divides the shape, and what would help: profiling
+// only when some microkernel the ISA admits does divide it; otherwise which
+// dimensions leave too few accumulators (000 §4.1: w*h*k within the ISA's range).
+Error no_microkernel_error(const Shape& shape, const ClassTable& table, int64_t lanes) {
+  const std::string sizes =
+      fmt::format("k divides padded K/lanes={}/{}={}, c divides C={}, w divides Wo={}, h divides "
+                  "Ho={}, r divides R={}, s divides S={}",
+                  shape.padded_K(lanes), lanes, shape.padded_K(lanes) / lanes, shape.C, shape.Wo(),
+                  shape.Ho(), shape.R, shape.S);
+  Isa isa;
+  try {
+    isa = load_isa(table.isa);
+  } catch (const Error&) {  // a table of an ISA this build does not know: say what is known
+    return Error(fmt::format("no microkernel in the class table divides this shape (it needs {}); "
+                             "profile more microkernels (convtune profile) or use a table that "
+                             "covers these sizes",
+                             sizes));
+  }
+  const UkSizes* fit = nullptr;
+  const std::vector<UkSizes> admitted = enumerate_ukernels(isa);
+  for (const UkSizes& u : admitted)
+    if (divides(u, u.h, shape, lanes) && (!fit || u.out_regs() > fit->out_regs())) fit = &u;
+  if (fit)
+    return Error(fmt::format(
+        "no microkernel in the class table divides this shape (it needs {}), but {} does; "
+        "profile it (convtune profile, without --quick) or use a table that has it",
+        sizes, ukernel_name(*fit, isa.name)));
+  // Nothing the ISA admits fits: the usual cause is too few accumulators.
+  const IsaSpace& sp = isa.space;
+  auto largest = [&](int64_t extent) {
+    int64_t best = 1;
+    for (int64_t d = 1; d <= sp.max_unroll; ++d)
+      if (extent % d == 0) best = d;
+    return best;
+  };
+  const int64_t kk = largest(shape.padded_K(lanes) / lanes), ww = largest(shape.Wo()),
+                hh = largest(shape.Ho());
+  std::string tight;
+  for (const auto& [name, extent, got] :
+       {std::tuple<const char*, int64_t, int64_t>{"Wo", shape.Wo(), ww},
+        {"Ho", shape.Ho(), hh},
+        {"padded K/lanes", shape.padded_K(lanes) / lanes, kk}})
+    if (got == 1)
+      tight += fmt::format("{}{}={}", tight.empty() ? "" : ", ", name, extent);
+  if (kk * ww * hh < sp.out_min)
+    return Error(fmt::format(
+        "no {} microkernel can tile this shape: it needs w*h*k >= {} accumulators, but the "
+        "largest divisors up to {} of Wo={}, Ho={} and padded K/lanes={} are {}, {} and {} "
+        "(product {}){}; change H, W, pad or stride so that Ho or Wo has a divisor between 2 "
+        "and {}, or use a larger K",
+        isa.name, sp.out_min, sp.max_unroll, shape.Wo(), shape.Ho(),
+        shape.padded_K(lanes) / lanes, ww, hh, kk, ww * hh * kk,
+        tight.empty() ? "" : "; no divisor above 1 for " + tight, sp.max_unroll));
+  return Error(fmt::format("no {} microkernel (of the {} its constraints admit) divides this "
+                           "shape (it needs {}); change the shape's sizes",
+                           isa.name, admitted.size(), sizes));
+}
 
 }  // namespace
 
@@ -133,6 +241,8 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
   }
 
   // 000 §4.2: pairs h1 < h2 of one class with (a*h1 + b*h2) | Ho.
+  const std::vector<int64_t> ho_divisors = divisors(Ho);
+  size_t pair_choices = 0;
   for (const UkClass& cls : table.classes) {
     auto member = [&](int h) -> const UkRecord* {
       UkSizes u = cls.sizes;
@@ -149,18 +259,24 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
       for (size_t j = i + 1; j < hs.size(); ++j) {
         const UkRecord* m2 = member(hs[j]);
         const int64_t h1 = hs[i], h2 = hs[j];
-        if (!m2) continue;
-        for (int64_t a = 1; a * h1 + h2 <= Ho; ++a)
-          for (int64_t b = 1; a * h1 + b * h2 <= Ho; ++b) {
-            if (Ho % (a * h1 + b * h2) != 0) continue;
-            UkChoice ch;
-            ch.uk = m1->sizes;
-            ch.pair = true;
-            ch.uk2 = m2->sizes;
-            ch.a = a;
-            ch.b = b;
-            sp.choices.push_back(ch);
-          }
+        if (!m2 || h1 < 1 || h2 < 1) continue;
+        const size_t room = kMaxPairChoices - pair_choices;
+        const auto counts = pair_counts(h1, h2, ho_divisors, room + 1);
+        if (counts.size() > room)  // the cap only trims; this note says so
+          sp.note = fmt::format("Ho={} admits more than {} pairs of microkernels along h; the space "
+                                "keeps the first {} (fewest repeats of the smaller one first)",
+                                Ho, kMaxPairChoices, kMaxPairChoices);
+        for (size_t n = 0; n < counts.size() && n < room; ++n) {
+          const auto [a, b] = counts[n];
+          UkChoice ch;
+          ch.uk = m1->sizes;
+          ch.pair = true;
+          ch.uk2 = m2->sizes;
+          ch.a = a;
+          ch.b = b;
+          sp.choices.push_back(ch);
+          ++pair_choices;
+        }
       }
     }
   }
@@ -172,12 +288,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
     if (r.status == "ok" && divides(r.sizes, r.sizes.h, shape, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
-  if (!best)
-    throw Error(fmt::format(
-        "no microkernel in the class table divides this shape ({}; padded K={}, Ho={}, Wo={} with "
-        "{} lanes); profile more microkernels (convtune profile) or use a table that covers these "
-        "sizes",
-        shape.to_string(), shape.padded_K(lanes), Ho, shape.Wo(), lanes));
+  if (!best) throw no_microkernel_error(shape, table, lanes);
   UkChoice ch;
   ch.uk = best->sizes;
   ch.fallback = true;

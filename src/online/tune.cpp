@@ -96,7 +96,8 @@ TuneResult run_tune(const TuneOptions& opt) {
   res.space_size = space.size();
   res.space_choices = space.choices.size();
   SearchOptions sopt{opt.pvalue, opt.parents, opt.offspring, opt.mutation_rate};
-  const MachineInfo machine = detect_machine();  // caches (sysfs) for csa, 001 §4.1
+  const MachineInfo machine = detect_machine(cpu);  // the measuring CPU's caches for csa, 001 §4.1
+  sopt.cache_source = machine.cache_source;
   sopt.l1d_bytes = machine.l1d_bytes;
   sopt.l2_bytes = machine.l2_bytes;
   sopt.l3_bytes = machine.l3_bytes;

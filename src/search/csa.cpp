@@ -174,8 +174,9 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["l2_bytes"] = int64_t(l2);
   info["l3_bytes"] = int64_t(l3);
   info["caches"] = opt.l1d_bytes > 0 && opt.l2_bytes > 0 && opt.l3_bytes > 0
-                       ? "machine (sysfs)"
-                       : "some unknown; assumed 32 KiB L1, 1 MiB L2, 4 MiB L3 for those";
+                       ? "machine (" + opt.cache_source + ")"
+                       : "not all known (source: " + opt.cache_source +
+                             "); assumed 32 KiB L1, 1 MiB L2, 4 MiB L3 for the missing ones";
   info["alpha"] = kAlpha;
   info["beta"] = kBeta;
   info["gamma"] = kGamma;

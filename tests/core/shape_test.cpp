@@ -167,9 +167,10 @@ TEST(ParseShape, Errors) {
   EXPECT_EQ(err("K=1,C=1,H=3,R=7,pad=1"), "shape: R=7 is larger than H+2*pad=5; use a smaller R or more pad");
   EXPECT_EQ(err("K=1,C=1,H=9,W=3,R=5,pad=0"),
             "shape: S=5 is larger than W+2*pad=3; use a smaller S or more pad");
-  EXPECT_EQ(err("K=20000000,C=1,H=3,R=1"), "shape: K=20000000 is too large; sizes are at most 16777216");
+  EXPECT_EQ(err("K=20000000,C=1,H=3,R=1"), "shape: K=20000000 is too large; K is at most 1048576");
   EXPECT_EQ(err("K=1,C=1,H=3,R=1,N=99999999999999999999"),
-            "shape: N=99999999999999999999 is too large; sizes are at most 16777216");
+            "shape: N=99999999999999999999 is too large; N is at most 1048576");
+  EXPECT_EQ(err("K=000000000001,C=1,H=3,R=1"), "no error");  // leading zeros are not size
   EXPECT_EQ(err("K=1,C=1,H=3,R=7,pad=2"), "no error");  // 3+2*2 = 7 fits exactly
 }
 
@@ -185,9 +186,77 @@ TEST(ValidateShape, Errors) {
   EXPECT_EQ(err(&Shape::stride, 0), "shape: stride=0 must be >= 1");
   EXPECT_EQ(err(&Shape::pad, -1), "shape: pad=-1 must be >= 0");
   EXPECT_EQ(err(&Shape::pad, 0), "no error");
-  EXPECT_EQ(err(&Shape::W, (int64_t(1) << 24) + 1),
-            "shape: W=16777217 is too large; sizes are at most 16777216");
+  EXPECT_EQ(err(&Shape::W, (int64_t(1) << 20) + 1), "shape: W=1048577 is too large; W is at most 1048576");
+  EXPECT_EQ(err(&Shape::W, std::numeric_limits<int64_t>::max()),
+            "shape: W=9223372036854775807 is too large; W is at most 1048576");
+  EXPECT_EQ(err(&Shape::pad, 1025), "shape: pad=1025 is too large; pad is at most 1024");
+  EXPECT_EQ(err(&Shape::stride, 1025), "shape: stride=1025 is too large; stride is at most 1024");
   EXPECT_EQ(err(&Shape::S, 4), "shape: S=4 is larger than W+2*pad=3; use a smaller S or more pad");
+}
+
+TEST(ValidateShape, LimitsNameTheFieldAndTheFix) {
+  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
+  // Used to abort with std::bad_alloc (a 25.6e9-float input).
+  EXPECT_EQ(err("K=64,C=64,H=20000,R=3"),
+            "shape: the input (N=1 x (H+2*pad)=20002 x (W+2*pad)=20002 x C=64) holds 25605120256 floats, "
+            "more than the limit of 268435456 (1 GiB); use a smaller N, H, W, C or pad");
+  // Used to hang in build_space.
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad=1000000"), "shape: pad=1000000 is too large; pad is at most 1024");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,H=2000000"), "shape: field 'H' given twice");
+  EXPECT_EQ(err("K=64,C=64,H=2000000,R=3"), "shape: H=2000000 is too large; H is at most 1048576");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,N=0"), "shape: 'N=0' is not a positive integer");
+  EXPECT_EQ(err("K=1000000,C=1000,H=1,R=1"),
+            "shape: the weights (R=1 x S=1 x C=1000 x K padded to 16=1000000) holds 1000000000 floats, more "
+            "than the limit of 268435456 (1 GiB); use a smaller R, S, C or K");
+  EXPECT_EQ(err("K=1024,C=1,H=600,R=1"),
+            "shape: the output (N=1 x Ho=600 x Wo=600 x K padded to 16=1024) holds 368640000 floats, more than "
+            "the limit of 268435456 (1 GiB); use a smaller N, H, W, K or pad, or a larger stride");
+  EXPECT_EQ(err("K=512,C=512,H=700,R=1,stride=2"), "no error");  // 250880000 + 262144 + 62720000 floats
+  EXPECT_EQ(err("K=512,C=512,H=724,R=1"),
+            "shape: input, weights and output together hold 537018368 floats, more than the limit of 536870912 "
+            "(2 GiB) for one run; use a smaller shape");
+  EXPECT_EQ(err("K=4096,C=4096,H=128,R=3"), "no error");  // 4.95e12 FLOP
+  EXPECT_EQ(err("K=1024,C=1024,H=450,R=7"),
+            "shape: 2.08e+13 FLOP per convolution is more than the limit of 1.76e+13 (minutes per call on one "
+            "core); use a smaller shape");
+  EXPECT_EQ(err("K=16384,C=16384,H=1,R=1"), "no error");  // weights exactly at the limit
+  EXPECT_EQ(err("K=16385,C=16384,H=1,R=1"),
+            "shape: the weights (R=1 x S=1 x C=16384 x K padded to 16=16400) holds 268697600 floats, more than "
+            "the limit of 268435456 (1 GiB); use a smaller R, S, C or K");
+  // The largest sizes do not overflow int64 anywhere in the checks.
+  EXPECT_EQ(err("N=1048576,K=1048576,C=1048576,H=1048576,W=1048576,R=1024,S=1024,stride=1024,pad=1024")
+                .substr(0, 22),
+            "shape: the input (N=10");
+}
+
+TEST(ParseShape, UnsupportedConvolutionKinds) {
+  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=2"),
+            "shape: groups=2: grouped convolutions are not supported yet; only groups=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,dilation=2"),
+            "shape: dilation=2: dilated convolutions are not supported yet; only dilation=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=64"),
+            "shape: groups=64: grouped convolutions are not supported yet; only groups=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,stride_h=2"),
+            "shape: stride_h=2: separate stride values per axis are not supported yet; give one stride=<n> for "
+            "both axes");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad_w=0"),
+            "shape: pad_w=0: separate pad values per axis are not supported yet; give one pad=<n> for both axes");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=0"),
+            "shape: groups=0: grouped convolutions are not supported yet; only groups=1");
+  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=10"),
+            "shape: groups=10: grouped convolutions are not supported yet; only groups=1");
+  Shape plain = parse_shape("K=64,C=64,H=14,R=3,groups=1,dilation=01");
+  EXPECT_EQ(plain.to_string(), parse_shape("K=64,C=64,H=14,R=3").to_string());
+}
+
+TEST(ParseShape, MessagesStayOneLine) {
+  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
+  EXPECT_EQ(err("K=1,\nX=2,C=1"), "shape: field '?X' is unknown; use N,K,C,H,W,R,S,stride,pad");
+  EXPECT_EQ(err("K=1,\nX\r=2,C=1"), "shape: field '?X?' is unknown; use N,K,C,H,W,R,S,stride,pad");
+  EXPECT_EQ(err("K=1,C=1,H=3,R=1,,\n"), "shape: empty field in 'K=1,C=1,H=3,R=1,,?'; separate fields with single commas");
+  EXPECT_EQ(err("K=" + std::string(100, 'x')),
+            "shape: 'K=" + std::string(60, 'x') + "...' is not a positive integer");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include <limits>
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
@@ -222,8 +223,8 @@ TEST(ClassTableTest, MissingKey) {
   write_file(p, j.dump());
   EXPECT_EQ(error_of([&] { read_table(p); }),
             "class table " + p +
-                ": key 'peak_gflops' is missing or not a number; re-run 'convtune profile' to "
-                "rewrite it");
+                ": key 'peak_gflops' is missing or not a number from 0 to 1000000000; re-run 'convtune "
+                "profile' to rewrite it");
 }
 
 // Where the machine has counters, each microkernel carries them per call.
@@ -239,7 +240,8 @@ TEST(ClassTableTest, CountersRoundTripOnlyWherePresent) {
   EXPECT_TRUE(back.microkernels[1].counters.empty());
   j["microkernels"][0]["counters"] = "many";
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json: key 'microkernels[0].counters' is missing or not a list of integers; "
+            "class table t.json: key 'microkernels[0].counters' is missing or not a list of at most 4096 "
+            "integers; "
             "re-run 'convtune profile' to rewrite it");
 }
 
@@ -247,8 +249,54 @@ TEST(ClassTableTest, BadNestedKeyIsNamedWithItsPath) {
   nlohmann::json j = table_to_json(sample_table());
   j["microkernels"][2]["sizes"]["w"] = "x";
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json: key 'microkernels[2].sizes.w' is missing or not a positive "
-            "integer; re-run 'convtune profile' to rewrite it");
+            "class table t.json: key 'microkernels[2].sizes.w' is missing or not an integer from 1 "
+            "to 64; re-run 'convtune profile' to rewrite it");
+}
+
+// Absurd sizes, counts and numbers are refused with the key's path, never
+// overflow (sizes multiply in UkSizes) or wrap (unsigned JSON integers).
+TEST(ClassTableTest, AbsurdValuesAreRefused) {
+  auto err = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = table_to_json(sample_table());
+    edit(j);
+    return error_of([&] { table_from_json(j, "t.json"); });
+  };
+  auto msg = [](const std::string& key, const std::string& what) {
+    return "class table t.json: key '" + key + "' is missing or not " + what +
+           "; re-run 'convtune profile' to rewrite it";
+  };
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["sizes"]["k"] = 65; }),
+            msg("microkernels[0].sizes.k", "an integer from 1 to 64"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["sizes"]["c"] = 18446744073709551615ull; }),
+            msg("microkernels[0].sizes.c", "an integer from 1 to 64"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["sizes"]["r"] = -3; }),
+            msg("microkernels[0].sizes.r", "an integer from 1 to 64"));
+  EXPECT_EQ(err([](auto& j) { j["classes"][0]["h"][0] = 1 << 20; }), msg("classes[0].h[0]", "an integer from 1 to 64"));
+  EXPECT_EQ(err([](auto& j) { j["classes"][0]["h"] = nlohmann::json::array({1, "x"}); }),
+            msg("classes[0].h[1]", "an integer from 1 to 64"));
+  EXPECT_EQ(err([](auto& j) { j["machine"]["cores"] = int64_t(1) << 40; }),
+            msg("machine.cores", "an integer from 1 to 1048576"));
+  EXPECT_EQ(err([](auto& j) { j["machine"]["cache"]["l2_bytes"] = -1; }),
+            msg("machine.cache.l2_bytes", "an integer from 0 to 1125899906842624"));
+  EXPECT_EQ(err([](auto& j) { j["format_version"] = int64_t(1) << 40; }),
+            msg("format_version", "an integer from 0 to 1073741824"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][1]["gflops"] = -5.0; }),
+            msg("microkernels[1].gflops", "a number from 0 to 1000000000"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][1]["percent_peak"] = std::numeric_limits<double>::infinity(); }),
+            msg("microkernels[1].percent_peak", "a number from 0 to 1000000"));
+  EXPECT_EQ(err([](auto& j) { j["threshold"] = 7; }), msg("threshold", "a number from 0 to 1.5"));
+  EXPECT_EQ(err([](auto& j) { j["emulated"] = "yes"; }), msg("emulated", "true or false"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["counters"] = std::vector<int>(5000, 1); }),
+            msg("microkernels[0].counters", "a list of at most 4096 integers"));
+  EXPECT_EQ(err([](auto& j) { j["machine"]["isa_flags"] = std::vector<std::string>(5000, "f"); }),
+            msg("machine.isa_flags", "a list of at most 4096 strings"));
+  EXPECT_EQ(err([](auto& j) {
+              auto one = j["microkernels"][0];
+              j["microkernels"] = nlohmann::json::array();
+              for (int i = 0; i < 100001; ++i) j["microkernels"].push_back(one);
+            }),
+            msg("microkernels", "a list of at most 100000 microkernels"));
+  EXPECT_EQ(err([](auto&) {}), "(no error)");
 }
 
 TEST(ClassTableTest, WrongFormatVersion) {

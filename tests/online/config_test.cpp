@@ -119,7 +119,14 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(x,k)]"), "config: at column 4: expected a number, got 'x'");
   EXPECT_EQ(parse_error("[T(-1,k)]"), "config: at column 4: expected a number, got '-'");
   EXPECT_EQ(parse_error("[T(99999999999999999999,k)]"),
-            "config: at column 4: number '99999999999999999999' is too large");
+            "config: at column 4: number '99999999999999999999' is too large; a count is at most a problem size "
+            "(about 2^20)");
+  EXPECT_EQ(parse_error("[T(9223372036854775807,k)]"),
+            "config: at column 4: number '9223372036854775807' is too large; a count is at most a problem size "
+            "(about 2^20)");
+  EXPECT_EQ(parse_error("[T(\x01,k)]"), "config: at column 4: expected a number, got '?'");
+  EXPECT_EQ(parse_error("[T(" + std::string(100, 'z') + ",k)]"),
+            "config: at column 4: expected a number, got '" + std::string(40, 'z') + "...'");
   EXPECT_EQ(parse_error("[T(16 k)]"), "config: at column 7: expected ',' after the count, got 'k'");
   EXPECT_EQ(parse_error("[T(16,q)]"),
             "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s), got 'q'");

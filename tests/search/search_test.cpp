@@ -340,6 +340,7 @@ CsaPlan csa_of_one_microkernel(const std::string& shape) {
   o.l1d_bytes = 32 << 10;
   o.l2_bytes = 1 << 20;
   o.l3_bytes = 32 << 20;
+  o.cache_source = "cpuid";
   return csa_plan(build_space(parse_shape(shape), t, 16), o);
 }
 
@@ -362,7 +363,22 @@ TEST(Csa, HandCheckedPlan) {
   EXPECT_DOUBLE_EQ(p.info["cost_is"].get<double>(), 42880);
   EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 39040);
   EXPECT_EQ(p.info["l1d_bytes"], 32768);
-  EXPECT_EQ(p.info["caches"], "machine (sysfs)");
+  EXPECT_EQ(p.info["caches"], "machine (cpuid)");
+}
+
+// No cache sizes detected: the documented defaults, and the info says so.
+TEST(Csa, UnknownCachesAreAssumedAndSaidSo) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {uk_record(uk(2, 1, 4, 2), 90)};
+  t.select_and_classify();
+  SearchOptions o;
+  o.cache_source = "unknown";
+  CsaPlan p = csa_plan(build_space(parse_shape("K=64,C=16,H=8,R=3"), t, 16), o);
+  EXPECT_EQ(p.info["caches"], "not all known (source: unknown); assumed 32 KiB L1, 1 MiB L2, 4 MiB L3 for the "
+                              "missing ones");
+  EXPECT_EQ(p.info["l1d_bytes"], 32768);
+  EXPECT_EQ(p.info["l3_bytes"], 4 << 20);
 }
 
 // The reuse loop holds the accumulators over N_c channels of r*s taps, not

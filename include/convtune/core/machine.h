@@ -1,6 +1,6 @@
 #pragma once
 // What machine this is: CPU model, ISA flags, cores and cache sizes (from
-// /proc/cpuinfo and sysfs). Tables carry it so a table from another CPU is noticed.
+// /proc/cpuinfo, CPUID and sysfs). Tables carry it so a table from another CPU is noticed.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,12 +12,20 @@ struct MachineInfo {
   std::vector<std::string> isa_flags;  // the vector-ISA subset of the CPU flags
   int cores = 1;                       // online logical CPUs
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per core for L1/L2; 0 = unknown
+  /// Where the cache sizes came from, first that answers: "cpuid" (the cpuid
+  /// instruction, leaf 4 or 0x8000001D; L3 is this core's slice), "sysconf"
+  /// (the C library), "sysfs cpuN" (that CPU's /sys/.../cache), or "unknown"
+  /// (all sizes 0; users such as csa then assume documented defaults).
+  /// Not serialised in class tables.
+  std::string cache_source = "unknown";
 
   /// Model string plus flags: what must match for a table to transfer.
   std::string fingerprint() const;
 };
 
-MachineInfo detect_machine();
+/// Caches are those of `cpu` (the measuring CPU) where they can differ per
+/// CPU: CPUID first, then `cpu`'s sysfs entries (cpu0's when cpu < 0).
+MachineInfo detect_machine(int cpu = -1);
 /// Default measuring core: the last CPU this process may run on.
 int default_cpu();
 /// Throws Error (as pin_to_cpu would) when `cpu` is not available to this

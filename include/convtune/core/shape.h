@@ -33,12 +33,20 @@ struct Shape {
 };
 
 /// Parses "K=512,C=256,H=34,R=3" (fields N,K,C,H,W,R,S,stride,pad in any
-/// order; defaults N=1, W=H, S=R, stride=1, pad=(R-1)/2). Throws Error naming
-/// the bad field.
+/// order; defaults N=1, W=H, S=R, stride=1, pad=(R-1)/2), then validate_shape.
+/// groups=1 and dilation=1 are accepted; other values of them, and per-axis
+/// fields (stride_h, pad_w, ...), are refused as not supported. Throws Error
+/// naming the bad field.
 Shape parse_shape(const std::string& text);
 
-/// Checks that a shape is possible (positive sizes, kernel fits the padded
-/// input, ...). Throws Error naming the field.
+/// Checks that a shape is possible and within convtune's limits, throwing
+/// Error naming the field, its value and the limit:
+///  - N, K, C, H, W in [1, 2^20]; R, S, stride in [1, 1024]; pad in [0, 1024];
+///  - the kernel fits the padded input (R <= H+2*pad, S <= W+2*pad), so the
+///    output is not empty;
+///  - each operand (padded input, weights, output; K padded to 16 lanes) at
+///    most 2^28 floats (1 GiB), all three together at most 2^29 (2 GiB);
+///  - at most 2^44 FLOP per convolution.
 void validate_shape(const Shape& s);
 
 /// The layer zoo (configs/layers.json, embedded in the binary).

@@ -33,7 +33,9 @@ struct Space {
   Shape shape;
   int64_t lanes = 16;
   std::vector<UkChoice> choices;
-  /// Empty, or one line saying that the fallback microkernel was used and why.
+  /// Empty, or one line saying that the fallback microkernel was used and
+  /// why, or that the pair choices were capped (10000; only for an Ho with
+  /// very many divisors).
   std::string note;
 
   /// The remaining loop count above the microkernel choice along d
@@ -43,7 +45,10 @@ struct Space {
   double size() const;
 };
 
-/// Builds the space; throws Error when no microkernel at all fits the shape.
+/// Builds the space; throws Error when no microkernel at all fits the shape,
+/// saying which microkernel the ISA admits that would (profile it) or, when
+/// none would, which output dimensions leave too few accumulators.
+/// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes);
 
 /// The microkernel part of a configuration for a choice, with the c reuse loop:

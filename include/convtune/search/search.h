@@ -43,6 +43,7 @@ struct SearchOptions {
   int offspring = 8;          // opevo: rho
   double mutation_rate = 0.5; // opevo: q of the q-random walk (002 §4.3)
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
+  std::string cache_source = "given";  // MachineInfo::cache_source when detected
 };
 
 /// Names accepted by --search.

@@ -1,0 +1,55 @@
+// Cache sizes: CPUID first, then the C library, then the measuring CPU's
+// sysfs, and the source is recorded (csa's tiles depend on these numbers).
+#include "convtune/core/machine.h"
+
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace convtune {
+namespace {
+
+TEST(MachineCaches, SourceIsRecordedAndSizesAreConsistent) {
+  const MachineInfo m = detect_machine(default_cpu());
+  const std::string src = m.cache_source;
+  const bool known = src == "cpuid" || src == "sysconf" || src.rfind("sysfs cpu", 0) == 0;
+  ASSERT_TRUE(known || src == "unknown") << src;
+  if (!known) {
+    EXPECT_EQ(m.l1d_bytes, 0);
+    EXPECT_EQ(m.l2_bytes, 0);
+    EXPECT_EQ(m.l3_bytes, 0);
+    GTEST_SKIP() << "this machine reports no cache sizes through CPUID, sysconf or sysfs";
+  }
+  // Real caches: L1d between 8 KiB and 1 MiB, L2 larger than L1d.
+  EXPECT_GE(m.l1d_bytes, 8 << 10);
+  EXPECT_LE(m.l1d_bytes, 1 << 20);
+  EXPECT_GT(m.l2_bytes, m.l1d_bytes);
+  EXPECT_GE(m.l3_bytes, 0);
+}
+
+#if defined(__x86_64__) && defined(_SC_LEVEL1_DCACHE_SIZE)
+TEST(MachineCaches, CpuidAgreesWithTheCLibraryOnL1AndL2) {
+  // glibc answers sysconf from the same CPUID leaves for L1d and L2 (its L3
+  // may be the whole package rather than this core's slice, so not compared).
+  const MachineInfo m = detect_machine();
+  if (m.cache_source != "cpuid") GTEST_SKIP() << "CPUID gives no cache leaf here (source: " << m.cache_source << ")";
+  const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l1 <= 0 || l2 <= 0) GTEST_SKIP() << "the C library reports no cache sizes";
+  EXPECT_EQ(m.l1d_bytes, l1);
+  EXPECT_EQ(m.l2_bytes, l2);
+}
+#endif
+
+TEST(MachineCaches, AnyCpuNumberIsSafe) {
+  // A CPU without sysfs entries (or beyond the machine) never fails detection.
+  for (int cpu : {-1, 0, 99999}) {
+    const MachineInfo m = detect_machine(cpu);
+    EXPECT_FALSE(m.cache_source.empty());
+    EXPECT_GE(m.l1d_bytes, 0);
+  }
+}
+
+}  // namespace
+}  // namespace convtune

@@ -1,0 +1,70 @@
+// Bad shapes through the built binary: one "convtune: error:" line naming the
+// field and the limit, a non-zero exit, and no crash or hang (these used to
+// abort with std::bad_alloc or hang in build_space).
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+// The one error line of stderr ("" if there is not exactly one).
+std::string error_line(const std::string& err) {
+  std::string found;
+  size_t start = 0;
+  int count = 0;
+  while (start < err.size()) {
+    size_t end = err.find('\n', start);
+    std::string line = err.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (line.rfind("convtune: error: ", 0) == 0) {
+      found = line;
+      ++count;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return count == 1 ? found : "";
+}
+
+TEST(ShapeCli, OversizedAndUnsupportedShapesGiveOneLine) {
+  test::TempDir td;
+  const struct {
+    const char* shape;
+    const char* error;
+  } cases[] = {
+      {"K=64,C=64,H=20000,R=3",
+       "convtune: error: shape: the input (N=1 x (H+2*pad)=20002 x (W+2*pad)=20002 x C=64) holds 25605120256 "
+       "floats, more than the limit of 268435456 (1 GiB); use a smaller N, H, W, C or pad"},
+      {"K=64,C=64,H=14,R=3,pad=1000000", "convtune: error: shape: pad=1000000 is too large; pad is at most 1024"},
+      {"K=64,C=64,H=14,R=3,groups=2",
+       "convtune: error: shape: groups=2: grouped convolutions are not supported yet; only groups=1"},
+      {"K=64,C=64,H=14,R=3,dilation=2",
+       "convtune: error: shape: dilation=2: dilated convolutions are not supported yet; only dilation=1"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_cli("tune --shape '" + std::string(c.shape) + "' --trials 1 --out " + td.path());
+    EXPECT_EQ(r.exit_code, 1) << c.shape << "\n" << r.err;
+    EXPECT_EQ(r.err, std::string(c.error) + "\n") << c.shape;
+  }
+}
+
+TEST(ShapeCli, NoMicrokernelCanTileAPrimeOutput) {
+  // 17x17 output, one vector of K: no ISA microkernel has enough accumulators.
+  // The message names the dimensions and does not suggest profiling.
+  test::TempDir td;
+  auto r = run_cli("tune --shape K=8,C=8,H=17,R=1 --trials 1 --out " + td.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string line = error_line(r.err);
+  ASSERT_FALSE(line.empty()) << r.err;
+  EXPECT_NE(line.find("microkernel can tile this shape"), std::string::npos) << line;
+  EXPECT_NE(line.find("Wo=17, Ho=17"), std::string::npos) << line;
+  EXPECT_EQ(line.find("profile"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace convtune
