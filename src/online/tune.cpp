@@ -149,8 +149,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   // A kill during a write or a full disk leaves a torn last line: cut it off,
   // or the next record would be glued to it and lost.
   if (uint64_t dropped = drop_torn_tail(res.log_path, log))
-    std::fprintf(stderr, "convtune: note: log '%s' ended in a torn line (a killed or failed write); dropped its %llu "
-                 "bytes\n", res.log_path.c_str(), static_cast<unsigned long long>(dropped));
+    std::fprintf(stderr, "convtune: note: %s\n", torn_log_note(res.log_path, dropped).c_str());
   // Every argument is checked by now: only then the table's warning.
   if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
 
