@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -15,6 +14,7 @@
 
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/offline/peak.h"
 
@@ -119,17 +119,17 @@ std::string failure(const ProcResult& p, const std::string& last, double timeout
 }
 
 void write_problem(const ProblemData& p, const std::string& path) {
-  std::ofstream f(path, std::ios::binary);
   const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
                         int64_t(p.check_index.size())};
-  f.write("CTPROB1", 8);
-  f.write(reinterpret_cast<const char*>(n), sizeof n);
-  f.write(reinterpret_cast<const char*>(&p.tolerance), 8);
-  f.write(reinterpret_cast<const char*>(p.input.data()), std::streamsize(4 * p.input.size()));
-  f.write(reinterpret_cast<const char*>(p.weights.data()), std::streamsize(4 * p.weights.size()));
-  f.write(reinterpret_cast<const char*>(p.check_index.data()), std::streamsize(8 * p.check_index.size()));
-  f.write(reinterpret_cast<const char*>(p.check_value.data()), std::streamsize(8 * p.check_value.size()));
-  if (!f) throw Error("cannot write " + path + "; check free space in the temporary directory");
+  std::string f("CTPROB1", 8);
+  auto put = [&](const void* data, size_t bytes) { f.append(static_cast<const char*>(data), bytes); };
+  put(n, sizeof n);
+  put(&p.tolerance, 8);
+  put(p.input.data(), 4 * p.input.size());
+  put(p.weights.data(), 4 * p.weights.size());
+  put(p.check_index.data(), 8 * p.check_index.size());
+  put(p.check_value.data(), 8 * p.check_value.size());
+  write_work_file(path, f);
 }
 
 }  // namespace
@@ -191,7 +191,7 @@ std::string emulation_missing(const Isa& isa) {
   if (cc.command.empty() || !run_command({cc.command[0], "--version"}, 30).ok())
     return fmt::format("the cross compiler '{}' cannot run", joined(cc.command));
   WorkDir wd("emucheck");
-  std::ofstream(wd.path() + "/hello.c") << "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n";
+  write_work_file(wd.path() + "/hello.c", "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n");
   cc.output_flags = {"-static"};
   if (!compile_one(cc, {wd.path() + "/hello.c", wd.path() + "/hello"}).ok)
     return fmt::format("'{}' cannot link a static C program (its C library is missing)", joined(cc.command));
@@ -217,9 +217,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
     const char* text = embedded_file(f);
     if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
     const std::string path = dir_ + std::strrchr(f, '/');
-    std::ofstream out(path);
-    out << text;
-    if (!out) throw Error("cannot write " + path + "; check free space in the temporary directory");
+    write_work_file(path, text);
   }
   // The driver is compiled once; every executable links its objects.
   Compiler obj = cc_;
@@ -342,11 +340,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
 double Runner::peak_gflops() {
   if (peak_exe_.empty()) {
     const std::string src = dir_ + "/peak_" + isa_.name + ".c", exe = dir_ + "/peak_" + isa_.name;
-    {
-      std::ofstream f(src);
-      f << emit_peak_source(isa_);
-      if (!f) throw Error("cannot write " + src + "; check that the temporary directory is writable");
-    }
+    write_work_file(src, emit_peak_source(isa_));
     CompileResult r = compile_one(cc_, {src, exe});
     if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
     peak_exe_ = exe;

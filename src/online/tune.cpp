@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -201,7 +200,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       GeneratedKernel k = generate_conv(isa, {opt.shape, cands[i], fn,
                                               fmt::format("{} ({})", table.origin, table.created)});
       std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
-      std::ofstream(base + ".c") << k.c_source;
+      write_work_file(base + ".c", k.c_source);
       cjobs.push_back({base + ".c", base});
       gen.push_back(std::move(k));
     }
