@@ -150,7 +150,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   if (uint64_t dropped = drop_torn_tail(res.log_path, log))
     std::fprintf(stderr, "convtune: note: %s\n", torn_log_note(res.log_path, dropped).c_str());
   // Every argument is checked by now: only then the table's warning.
-  if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
+  if (!warn.empty() && !opt.quiet && opt.table_warning) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
 
   WorkDir wd("tune", opt.keep_dir);
   Runner runner(isa, res.emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
