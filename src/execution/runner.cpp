@@ -118,6 +118,18 @@ std::string failure(const ProcResult& p, const std::string& last, double timeout
   return last.empty() ? why : why + ": " + clipped(last);
 }
 
+// A compiler that ran out of room says so in its log: the temporary
+// directory's fault, not the code's, so one clear error rather than a
+// compile error for every candidate.
+void check_room(const CompileResult& r, const std::vector<std::string>& cc) {
+  if (r.ok) return;
+  for (const char* why : {"No space left on device", "Disk quota exceeded", "File too large"})
+    if (r.log.find(why) != std::string::npos)
+      throw Error(fmt::format("the C compiler '{}' cannot write its output: {}; free space in the temporary "
+                              "directory or set TMPDIR",
+                              joined(cc), why));
+}
+
 void write_problem(const ProblemData& p, const std::string& path) {
   const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
                         int64_t(p.check_index.size())};
@@ -232,6 +244,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
   cc_.link_flags.clear();
   for (const char* name : {"driver", "timing", "check", "reference"}) {
     CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
+    check_room(r, cc_.command);
     if (r.no_output)
       throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",
                               joined(cc_.command), dir_, name, emulated_ ? "CROSS_CC" : "CC"));
@@ -261,7 +274,9 @@ std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, in
   // The driver calls ct_conv_entry (microkernels/driver.c); renaming the
   // candidate's function lets one compiled driver serve every symbol.
   if (!conv_symbol.empty()) c.flags.push_back("-D" + conv_symbol + "=ct_conv_entry");
-  return compile_all(c, jobs, parallel, on_done);
+  std::vector<CompileResult> built = compile_all(c, jobs, parallel, on_done);
+  for (const CompileResult& r : built) check_room(r, c.command);
+  return built;
 }
 
 void Runner::set_problem(const ProblemData& p) {
@@ -342,6 +357,7 @@ double Runner::peak_gflops() {
     const std::string src = dir_ + "/peak_" + isa_.name + ".c", exe = dir_ + "/peak_" + isa_.name;
     write_work_file(src, emit_peak_source(isa_));
     CompileResult r = compile_one(cc_, {src, exe});
+    check_room(r, cc_.command);
     if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
     peak_exe_ = exe;
   }

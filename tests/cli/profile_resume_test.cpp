@@ -1,12 +1,9 @@
 // `convtune profile` killed at any moment loses no finished measurement, and
 // `profile --resume` measures only the rest (issue 10).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,66 +15,14 @@
 #include "convtune/core/isa.h"
 #include "convtune/offline/profile.h"
 #include "convtune/offline/profile_journal.h"
+#include "background.h"
 #include "test_util.h"
 
 namespace convtune {
 namespace {
 
 using nlohmann::json;
-
-// The convtune binary started in the background, its output in files.
-class Background {
- public:
-  Background(const std::vector<std::string>& args, const std::string& dir) : out_(dir + "/out"), err_(dir + "/err") {
-    std::vector<std::string> all = {CONVTUNE_BIN};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      int o = open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int e = open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int n = open("/dev/null", O_RDONLY);
-      if (o < 0 || e < 0 || n < 0) _exit(127);
-      dup2(o, 1);
-      dup2(e, 2);
-      dup2(n, 0);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~Background() {
-    if (pid_ > 0 && !done_) {
-      kill(pid_, SIGKILL);
-      wait();
-    }
-  }
-  bool running() {
-    if (done_) return false;
-    int st = 0;
-    if (waitpid(pid_, &st, WNOHANG) == pid_) finish(st);
-    return !done_;
-  }
-  // The exit code, 128 + signal when killed.
-  int wait() {
-    int st = 0;
-    if (!done_ && waitpid(pid_, &st, 0) == pid_) finish(st);
-    return code_;
-  }
-  void signal(int sig) { kill(pid_, sig); }
-  std::string err() const { return test::read_file(err_); }
-
- private:
-  void finish(int st) {
-    done_ = true;
-    code_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  }
-  std::string out_, err_;
-  pid_t pid_ = -1;
-  bool done_ = false;
-  int code_ = -1;
-};
+using test::Background;
 
 // The complete lines of a journal (a torn tail ignored), each parsed.
 std::vector<json> journal_lines(const std::string& path) {
@@ -235,6 +180,38 @@ TEST_F(ProfileResume, AJournalIsRefusedWithoutResumeOrWhenItDoesNotMatch) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "convtune: error: journal '" + journal + "' line 2: key 'format_version' is missing; fix or "
                    "remove that line, or remove the journal to start over\n");
+  EXPECT_FALSE(std::ifstream(table).good());
+}
+
+// A write that fails in the temporary directory (here cut short by
+// RLIMIT_FSIZE, as a full disk would) is one clear error, not a compile error.
+TEST_F(ProfileResume, AFullTemporaryDirectoryIsOneClearError) {
+  std::filesystem::create_directories(td.file("tmp"));
+  Background run(args(false), td.path(), 8192);
+  EXPECT_EQ(run.wait(), 1);
+  const std::string err = run.err();
+  const std::string head = "convtune: error: cannot write " + td.file("tmp") + "/convtune-profile-";
+  EXPECT_EQ(err.rfind(head, 0), 0u) << err;
+  EXPECT_NE(err.find("/driver.c: File too large; free space in the temporary directory or set TMPDIR\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_TRUE(std::filesystem::is_empty(td.file("tmp")));  // the work dir is gone
+}
+
+// A compiler that runs out of room (tests/execution/fault_cc.sh) is the
+// temporary directory's fault: one error that says so, the journal kept.
+TEST_F(ProfileResume, ACompilerOnAFullDiskIsOneClearError) {
+  const std::string cc = std::string(CONVTUNE_SOURCE_DIR) + "/tests/execution/fault_cc.sh";
+  std::string cmd = "env CC=" + cc + " FAULT_CC_FAULTS=unit0001:full " + CONVTUNE_BIN;
+  for (const auto& a : args(false)) cmd += " " + a;
+  cmd += " -q > " + td.file("out") + " 2> " + td.file("err");
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(test::read_file(td.file("err")),
+            "convtune: error: the C compiler '" + cc + "' cannot write its output: No space left on device; free space "
+            "in the temporary directory or set TMPDIR\n");
+  EXPECT_EQ(journal_lines(journal).size(), 1u);  // the header: --resume continues
   EXPECT_FALSE(std::ifstream(table).good());
 }
 
