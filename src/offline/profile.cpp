@@ -1,5 +1,7 @@
 // Offline stage: generate -> compile (parallel) -> measure (one at a time,
-// pinned, no compiler running) -> select -> classes. 000 §4.1.
+// pinned, no compiler running) -> select -> classes. 000 §4.1. Every
+// measurement is journaled as it comes (profile_journal.h): a killed or
+// interrupted profile resumes where it stopped.
 #include "convtune/offline/profile.h"
 
 #include <algorithm>

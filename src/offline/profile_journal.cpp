@@ -19,17 +19,20 @@ using namespace json_field;  // NOLINT: the typed readers of a line's keys
 const JsonLinesName kJournalName{"journal", "choose another --out"};
 constexpr const char* kLineFix = "fix or remove that line, or remove the journal to start over";
 
-const json& version_checked(const json& j, const char* kind) {
+// Checks the line's kind and format version.
+void version_checked(const json& j, const char* kind) {
   if (!j.is_object()) throw Error(fmt::format("it is {}, not a JSON object", describe(j)));
-  if (text(j, "kind", true) != kind) throw Error(fmt::format("key 'kind' is '{}', not '{}'", j["kind"].get<std::string>(), kind));
+  const std::string k = text(j, "kind", true);
+  if (k != kind) throw Error(fmt::format("key 'kind' is '{}', not '{}'", k, kind));
   const json* version = field(j, "format_version", true, &json::is_number_integer, "an integer");
   if (*version != kJournalFormatVersion)
     throw Error(fmt::format("format_version {} is not {} (written by another convtune version)", version->dump(),
                             kJournalFormatVersion));
-  return j;
 }
 
-bool boolean(const json& j, const char* key) { return field(j, key, true, &json::is_boolean, "a boolean")->get<bool>(); }
+bool boolean(const json& j, const char* key) {
+  return field(j, key, true, &json::is_boolean, "a boolean")->get<bool>();
+}
 
 int positive_int(const json& j, const char* key) {
   const json* v = field(j, key, true, &json::is_number_integer, "an integer");
