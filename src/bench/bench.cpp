@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -18,6 +17,7 @@
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/measure.h"
@@ -149,7 +149,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   cc.info();
   WorkDir wd("bench");
   const std::string src = wd.path() + "/" + fn + ".c", so = wd.path() + "/" + fn + ".so";
-  std::ofstream(src) << k.c_source;
+  write_work_file(src, k.c_source);
   CompileResult built = compile_one(cc, {src, so});
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,

@@ -1,5 +1,6 @@
 // `convtune profile`: parse options, run the offline stage, write the table.
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/profile.h"
+#include "convtune/offline/profile_journal.h"
 #include "convtune/offline/table_report.h"
 
 namespace convtune::cli {
@@ -38,6 +40,8 @@ Runner setup_profile(CLI::App* sub) {
       ->capture_default_str()
       ->check(repeat_check());
   sub->add_option("--keep", opt->keep_dir, "keep the generated sources in this directory");
+  sub->add_flag("--resume", opt->resume,
+                "continue the journal an interrupted profile left next to --out, measuring only the rest");
   sub->add_flag("-q,--quiet", opt->quiet, "no progress output");
   return [opt, out, sub] {
     std::string note;
@@ -47,10 +51,26 @@ Runner setup_profile(CLI::App* sub) {
     ensure_writable(path, "--out");  // fail before the long work, not after
     FileLock lock(path, "class table", "--out");  // two profiles at once would halve each other's timings
     if (!note.empty() && !opt->quiet) std::fprintf(stderr, "convtune: %s\n", note.c_str());
-    ClassTable t = run_profile(*opt);
-    write_table(t, path);
-    t.origin = path;
-    std::fputs(table_summary(t).c_str(), stdout);
+    opt->journal = journal_path(path);
+    ProfileResult r = run_profile(*opt);
+    const size_t kept = r.resumed_first + r.resumed_again + r.measured_first + r.measured_again;
+    if (r.interrupted) {
+      std::fprintf(stderr,
+                   "convtune: interrupted; %zu measurements are kept in journal '%s'; run the same command with "
+                   "--resume to continue\n",
+                   kept, opt->journal.c_str());
+      return 130;
+    }
+    if (!opt->quiet)
+      std::fprintf(stderr, "convtune: this run measured %zu microkernels and re-measured %zu; %zu measurements came "
+                   "from the journal\n",
+                   r.measured_first, r.measured_again, r.resumed_first + r.resumed_again);
+    write_table(r.table, path);
+    // The table holds everything the journal did.
+    std::error_code ec;
+    std::filesystem::remove(opt->journal, ec);
+    r.table.origin = path;
+    std::fputs(table_summary(r.table).c_str(), stdout);
     return 0;
   };
 }

@@ -83,6 +83,7 @@ Runner setup_tune(CLI::App* sub) {
       TuneOptions o = a->opt;
       o.shape = s;
       if (shapes.size() > 1 && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
+      o.table_warning = results.empty();  // the same table for every layer: warn once
       TuneResult r = run_tune(o);
       std::string text = a->json ? tune_json(r) : tune_summary(r);
       if (!a->no_onednn && r.has_best && !r.interrupted && !r.emulated) {  // oneDNN on the same shape, when built in

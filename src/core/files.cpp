@@ -46,30 +46,42 @@ int write_all(int fd, const char* data, size_t size) {
   return 0;
 }
 
-void write_file_atomic(const std::string& path, const std::string& text, const std::string& what,
-                       const std::string& fix) {
+namespace {
+
+// Writes `text` through a temporary file renamed over `path`; durable: synced
+// first. Returns 0 or the errno of the step that failed (nothing left behind).
+int write_whole(const std::string& path, const std::string& text, bool durable) {
   namespace fs = std::filesystem;
-  auto fail = [&](const std::string& why) {
-    throw Error(fmt::format("cannot write {} to '{}': {}; {}", what, path, why, fix));
-  };
   std::error_code ec;
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec)) {
     fs::create_directories(parent, ec);
-    if (ec) fail(ec.message());
+    if (ec) return ec.value();
   }
   std::string tmp = path + ".tmp-XXXXXX";
   int fd = mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) fail(std::strerror(errno));
+  if (fd < 0) return errno;
   int err = write_all(fd, text.data(), text.size());
-  if (!err && fchmod(fd, 0644) != 0) err = errno;  // mkstemp makes 0600; these are user files
-  if (!err && fsync(fd) != 0) err = errno;          // the rename must not publish an empty file after a crash
+  if (!err && fchmod(fd, 0644) != 0) err = errno;            // mkstemp makes 0600; these are user files
+  if (!err && durable && fsync(fd) != 0) err = errno;        // the rename must not publish an empty file after a crash
   if (close(fd) != 0 && !err) err = errno;
   if (!err && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err) {
-    unlink(tmp.c_str());
-    fail(std::strerror(err));
-  }
+  if (err) unlink(tmp.c_str());
+  return err;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& what,
+                       const std::string& fix) {
+  if (int err = write_whole(path, text, true))
+    throw Error(fmt::format("cannot write {} to '{}': {}; {}", what, path, std::strerror(err), fix));
+}
+
+void write_work_file(const std::string& path, const std::string& text) {
+  if (int err = write_whole(path, text, false))
+    throw Error(fmt::format("cannot write {}: {}; free space in the temporary directory or set TMPDIR", path,
+                            std::strerror(err)));
 }
 
 }  // namespace convtune

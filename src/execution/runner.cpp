@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -15,6 +14,7 @@
 
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/offline/peak.h"
 
@@ -118,18 +118,30 @@ std::string failure(const ProcResult& p, const std::string& last, double timeout
   return last.empty() ? why : why + ": " + clipped(last);
 }
 
+// A compiler that ran out of room says so in its log: the temporary
+// directory's fault, not the code's, so one clear error rather than a
+// compile error for every candidate.
+void check_room(const CompileResult& r, const std::vector<std::string>& cc) {
+  if (r.ok) return;
+  for (const char* why : {"No space left on device", "Disk quota exceeded", "File too large"})
+    if (r.log.find(why) != std::string::npos)
+      throw Error(fmt::format("the C compiler '{}' cannot write its output: {}; free space in the temporary "
+                              "directory or set TMPDIR",
+                              joined(cc), why));
+}
+
 void write_problem(const ProblemData& p, const std::string& path) {
-  std::ofstream f(path, std::ios::binary);
   const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
                         int64_t(p.check_index.size())};
-  f.write("CTPROB1", 8);
-  f.write(reinterpret_cast<const char*>(n), sizeof n);
-  f.write(reinterpret_cast<const char*>(&p.tolerance), 8);
-  f.write(reinterpret_cast<const char*>(p.input.data()), std::streamsize(4 * p.input.size()));
-  f.write(reinterpret_cast<const char*>(p.weights.data()), std::streamsize(4 * p.weights.size()));
-  f.write(reinterpret_cast<const char*>(p.check_index.data()), std::streamsize(8 * p.check_index.size()));
-  f.write(reinterpret_cast<const char*>(p.check_value.data()), std::streamsize(8 * p.check_value.size()));
-  if (!f) throw Error("cannot write " + path + "; check free space in the temporary directory");
+  std::string f("CTPROB1", 8);
+  auto put = [&](const void* data, size_t bytes) { f.append(static_cast<const char*>(data), bytes); };
+  put(n, sizeof n);
+  put(&p.tolerance, 8);
+  put(p.input.data(), 4 * p.input.size());
+  put(p.weights.data(), 4 * p.weights.size());
+  put(p.check_index.data(), 8 * p.check_index.size());
+  put(p.check_value.data(), 8 * p.check_value.size());
+  write_work_file(path, f);
 }
 
 }  // namespace
@@ -191,7 +203,7 @@ std::string emulation_missing(const Isa& isa) {
   if (cc.command.empty() || !run_command({cc.command[0], "--version"}, 30).ok())
     return fmt::format("the cross compiler '{}' cannot run", joined(cc.command));
   WorkDir wd("emucheck");
-  std::ofstream(wd.path() + "/hello.c") << "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n";
+  write_work_file(wd.path() + "/hello.c", "#include <stdio.h>\nint main(void) { puts(\"hello\"); return 0; }\n");
   cc.output_flags = {"-static"};
   if (!compile_one(cc, {wd.path() + "/hello.c", wd.path() + "/hello"}).ok)
     return fmt::format("'{}' cannot link a static C program (its C library is missing)", joined(cc.command));
@@ -217,9 +229,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
     const char* text = embedded_file(f);
     if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
     const std::string path = dir_ + std::strrchr(f, '/');
-    std::ofstream out(path);
-    out << text;
-    if (!out) throw Error("cannot write " + path + "; check free space in the temporary directory");
+    write_work_file(path, text);
   }
   // The driver is compiled once; every executable links its objects.
   Compiler obj = cc_;
@@ -234,6 +244,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
   cc_.link_flags.clear();
   for (const char* name : {"driver", "timing", "check", "reference"}) {
     CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
+    check_room(r, cc_.command);
     if (r.no_output)
       throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",
                               joined(cc_.command), dir_, name, emulated_ ? "CROSS_CC" : "CC"));
@@ -263,7 +274,9 @@ std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, in
   // The driver calls ct_conv_entry (microkernels/driver.c); renaming the
   // candidate's function lets one compiled driver serve every symbol.
   if (!conv_symbol.empty()) c.flags.push_back("-D" + conv_symbol + "=ct_conv_entry");
-  return compile_all(c, jobs, parallel, on_done);
+  std::vector<CompileResult> built = compile_all(c, jobs, parallel, on_done);
+  for (const CompileResult& r : built) check_room(r, c.command);
+  return built;
 }
 
 void Runner::set_problem(const ProblemData& p) {
@@ -342,12 +355,9 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
 double Runner::peak_gflops() {
   if (peak_exe_.empty()) {
     const std::string src = dir_ + "/peak_" + isa_.name + ".c", exe = dir_ + "/peak_" + isa_.name;
-    {
-      std::ofstream f(src);
-      f << emit_peak_source(isa_);
-      if (!f) throw Error("cannot write " + src + "; check that the temporary directory is writable");
-    }
+    write_work_file(src, emit_peak_source(isa_));
     CompileResult r = compile_one(cc_, {src, exe});
+    check_room(r, cc_.command);
     if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
     peak_exe_ = exe;
   }

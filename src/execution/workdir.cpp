@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
 
 namespace convtune {
 
@@ -99,7 +100,12 @@ WorkDir::WorkDir(const std::string& purpose, const std::string& keep_dir) {
     throw Error("cannot create a temporary directory (" + std::string(std::strerror(errno)) +
                 "); set TMPDIR to a writable directory");
   path_ = tmpl;
-  std::ofstream(path_ + "/" + kWorkDirOwnerFile) << workdir_owner_text() << "\n";
+  try {
+    write_work_file(path_ + "/" + kWorkDirOwnerFile, workdir_owner_text() + "\n");
+  } catch (const Error&) {
+    rmdir(path_.c_str());  // the destructor will not run
+    throw;
+  }
 }
 
 WorkDir::~WorkDir() {

@@ -147,6 +147,7 @@ json table_to_json(const ClassTable& t) {
   j["threshold"] = t.threshold;
   j["quick"] = t.quick;
   if (t.emulated) j["emulated"] = true;
+  if (t.resumed) j["resumed"] = true;
   j["counters"] = t.counters;
   j["wall_seconds"] = round2(t.wall_seconds);
   json uks = json::array();
@@ -206,6 +207,7 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   t.threshold = rd.bounded(j, "threshold", "", 0, 1.5);  // profile accepts (0, 1.5]
   t.quick = rd.boolean(j, "quick");
   t.emulated = j.contains("emulated") && rd.boolean(j, "emulated");
+  t.resumed = j.contains("resumed") && rd.boolean(j, "resumed");
   t.counters = rd.str(j, "counters");
   t.wall_seconds = rd.bounded(j, "wall_seconds", "", 0, 1e12);
   const json& uks = rd.list(j, "microkernels");

@@ -1,11 +1,12 @@
 // Offline stage: generate -> compile (parallel) -> measure (one at a time,
-// pinned, no compiler running) -> select -> classes. 000 §4.1.
+// pinned, no compiler running) -> select -> classes. 000 §4.1. Every
+// measurement is journaled as it comes (profile_journal.h): a killed or
+// interrupted profile resumes where it stopped.
 #include "convtune/offline/profile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -15,10 +16,13 @@
 
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
+#include "convtune/core/files.h"
+#include "convtune/core/interrupt.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/progress.h"
 #include "convtune/execution/runner.h"
 #include "convtune/execution/timer.h"
+#include "convtune/offline/profile_journal.h"
 #include "convtune/offline/ukernel_codegen.h"
 #include "convtune/execution/workdir.h"
 
@@ -70,7 +74,7 @@ std::vector<UkSizes> quick_subset(const Isa& isa) {
   return {pick.begin(), pick.end()};
 }
 
-ClassTable run_profile(const ProfileOptions& opt) {
+ProfileResult run_profile(const ProfileOptions& opt) {
   auto t_start = std::chrono::steady_clock::now();
   Isa isa = load_isa(opt.isa);
   const bool emulated = use_emulation(isa, opt.emulate);
@@ -78,9 +82,34 @@ ClassTable run_profile(const ProfileOptions& opt) {
     throw Error(fmt::format("--threshold {} is out of range; give a fraction of peak such as 0.80", opt.threshold));
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // before any long work; only measuring children are pinned
+  std::vector<UkSizes> ks = opt.quick ? quick_subset(isa) : enumerate_ukernels(isa);
+  std::map<std::string, size_t> index;  // by ukernel_name
+  std::map<std::string, UkSizes> names;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    index[ukernel_name(ks[i], isa.name)] = i;
+    names[ukernel_name(ks[i], isa.name)] = ks[i];
+  }
+  const int per = std::max(1, opt.per_unit);
+
+  // The journal: refused without --resume, read back and repaired with it.
+  ProfileJournal journal;
+  if (!opt.journal.empty()) {
+    journal = read_journal(opt.journal, names);
+    if (journal.has_header && !opt.resume)
+      throw Error(fmt::format("journal '{}' holds {} measurements of an unfinished profile; pass --resume to continue "
+                              "it or remove it to start over",
+                              opt.journal, journal.entries.size()));
+    repair_journal(opt.journal, journal);  // the next line must start a line
+    if (opt.resume && !journal.has_header && !opt.quiet)
+      std::fprintf(stderr, "convtune: note: no journal '%s' to resume; profiling from the start\n",
+                   opt.journal.c_str());
+  }
+  const bool resuming = journal.has_header;
+
   WorkDir wd("profile", opt.keep_dir);
   Runner runner(isa, emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
-  ClassTable t;
+  ProfileResult out;
+  ClassTable& t = out.table;
   t.isa = isa.name;
   t.machine = detect_machine();
   t.compiler = runner.compiler_info();
@@ -89,45 +118,67 @@ ClassTable run_profile(const ProfileOptions& opt) {
   t.tool_version = CONVTUNE_VERSION;
   t.threshold = opt.threshold;
   t.quick = opt.quick;
+  t.resumed = resuming;
   {
     Counters counters;
     t.counters = counters.description();
   }
-  std::vector<UkSizes> ks = opt.quick ? quick_subset(isa) : enumerate_ukernels(isa);
-
-  t.peak_start_gflops = runner.peak_gflops();
+  ProfileJournalHeader header;
+  header.isa = isa.name;
+  header.quick = opt.quick;
+  header.threshold = opt.threshold;
+  header.per_unit = per;
+  header.min_repeat_ms = opt.min_ms;
+  header.repeat = opt.repeat;
+  header.emulated = emulated;
+  header.machine = t.machine.fingerprint();
+  header.compiler = t.compiler.version;
+  header.tool_version = t.tool_version;
+  header.created = t.created;
+  if (resuming) {
+    check_resumable(opt.journal, journal.header, header);
+    // As if run in one go: the start peak is the journal's, and so is every
+    // threshold decision already taken.
+    t.peak_start_gflops = journal.header.peak_start_gflops;
+    t.created = journal.header.created;
+  } else {
+    t.peak_start_gflops = runner.peak_gflops();
+    header.peak_start_gflops = t.peak_start_gflops;
+    if (!opt.journal.empty()) append_journal(opt.journal, header.to_json());
+  }
   if (!opt.quiet)
-    std::fprintf(stderr, "convtune: %s peak at start: %.1f GFLOP/s on CPU %d (counters: %s)\n",
-                 isa.name.c_str(), t.peak_start_gflops, cpu, t.counters.c_str());
+    std::fprintf(stderr, "convtune: %s peak at start%s: %.1f GFLOP/s on CPU %d (counters: %s)\n", isa.name.c_str(),
+                 resuming ? " (from the journal)" : "", t.peak_start_gflops, cpu, t.counters.c_str());
   if (!opt.quiet && emulated)
     std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
                  isa.name.c_str(), runner.emulator().c_str());
 
-  // Compile every unit first, with nothing being measured.
-  const int per = std::max(1, opt.per_unit);
-  std::vector<std::vector<UkSizes>> units;
-  for (size_t i = 0; i < ks.size(); i += per)
-    units.emplace_back(ks.begin() + i, ks.begin() + std::min(ks.size(), i + per));
-  std::vector<CompileJob> jobs;
-  for (size_t u = 0; u < units.size(); ++u) {
-    std::string src = fmt::format("{}/unit{:04}.c", wd.path(), u);
-    std::ofstream f(src);
-    f << emit_unit(isa, units[u]);
-    if (!f) throw Error("cannot write " + src + "; check free space in the temporary directory");
-    jobs.push_back({src, fmt::format("{}/unit{:04}", wd.path(), u)});
-  }
-  std::vector<CompileResult> built;
-  {
-    Progress prog("compiling microkernels", ks.size(), opt.quiet);
-    auto on_done = [&](size_t i) { prog.advance(units[i].size()); };
-    const int n = opt.jobs > 0 ? opt.jobs : default_jobs();
-    built = runner.build(jobs, n, "", on_done);
-  }
-
-  // Measure one unit at a time, nothing else of ours running. Another
-  // process sharing the core halves a figure; so everything that falls below
-  // the threshold is measured once more later and keeps its better figure.
+  // What the journal already holds.
   std::vector<UkMeasured> res(ks.size());
+  std::vector<char> first_done(ks.size(), 0), again_done(ks.size(), 0);
+  for (const ProfileJournalEntry& e : journal.entries) {
+    const size_t i = index.at(e.name);
+    if (e.pass == ProfilePass::first) {
+      res[i] = e.measured;
+      first_done[i] = 1;
+      ++out.resumed_first;
+    } else {
+      if (e.measured.status == "ok" && e.measured.gflops > res[i].gflops) res[i] = e.measured;
+      again_done[i] = 1;
+      ++out.resumed_again;
+    }
+  }
+  if (resuming && !opt.quiet)
+    std::fprintf(stderr, "convtune: resuming %s: %zu of %zu microkernels already measured, %zu re-measured\n",
+                 opt.journal.c_str(), out.resumed_first, ks.size(), out.resumed_again);
+  const double below = opt.threshold * t.peak_start_gflops;
+  auto needs_again = [&](size_t i) {
+    return first_done[i] && !again_done[i] && res[i].status == "ok" && res[i].gflops < below;
+  };
+
+  std::vector<std::vector<UkSizes>> units;
+  for (size_t i = 0; i < ks.size(); i += size_t(per))
+    units.emplace_back(ks.begin() + i, ks.begin() + std::min(ks.size(), i + size_t(per)));
   std::vector<size_t> unit_of(ks.size());
   std::vector<std::vector<size_t>> members(units.size());
   for (size_t u = 0, i = 0; u < units.size(); ++u)
@@ -135,24 +186,87 @@ ClassTable run_profile(const ProfileOptions& opt) {
       unit_of[i] = u;
       members[u].push_back(i);
     }
+  // Ctrl-C from here on: the microkernel in flight is measured and journaled,
+  // then the run stops with the journal whole.
+  install_interrupt_handlers();
+  auto stop = [&] { return out.interrupted || interrupted(); };
+  auto journal_entry = [&](size_t i, ProfilePass pass, const UkMeasured& m) {
+    if (!opt.journal.empty())
+      append_journal(opt.journal, ProfileJournalEntry{ukernel_name(ks[i], isa.name), ks[i], pass, m}.to_json());
+  };
+
+  // Compile every unit that still has work first, with nothing being
+  // measured; in batches, so that Ctrl-C does not wait for all of them.
+  std::vector<CompileJob> jobs(units.size());
+  std::vector<CompileResult> built(units.size());
+  std::vector<size_t> to_build;
+  size_t n_to_build = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    jobs[u] = {fmt::format("{}/unit{:04}.c", wd.path(), u), fmt::format("{}/unit{:04}", wd.path(), u)};
+    bool work = false;
+    for (size_t i : members[u]) work = work || !first_done[i] || needs_again(i);
+    if (!work) continue;
+    write_work_file(jobs[u].source, emit_unit(isa, units[u]));
+    to_build.push_back(u);
+    n_to_build += members[u].size();
+  }
+  {
+    Progress prog("compiling microkernels", n_to_build, opt.quiet);
+    const int n = opt.jobs > 0 ? opt.jobs : default_jobs();
+    const size_t batch = size_t(std::max(4, 4 * n));
+    for (size_t from = 0; from < to_build.size() && !stop(); from += batch) {
+      std::vector<size_t> part(to_build.begin() + from, to_build.begin() + std::min(to_build.size(), from + batch));
+      std::vector<CompileJob> part_jobs;
+      for (size_t u : part) part_jobs.push_back(jobs[u]);
+      std::vector<CompileResult> r =
+          runner.build(part_jobs, n, "", [&](size_t k) { prog.advance(units[part[k]].size()); });
+      for (size_t k = 0; k < part.size(); ++k) built[part[k]] = r[k];
+    }
+  }
+  if (stop()) {
+    out.interrupted = true;
+    return out;
+  }
+
+  // Measure one unit at a time, nothing else of ours running. Another
+  // process sharing the core halves a figure; so everything that falls below
+  // the threshold is measured once more later and keeps its better figure.
   std::vector<UkCase> cases;  // what the driver's reference needs
   for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, kProfileNc)});
-  auto measure = [&](size_t u, const std::vector<size_t>& todo,
+  auto measure = [&](size_t u, const std::vector<size_t>& todo, ProfilePass pass,
                      const std::function<void(size_t, const UkMeasured&)>& done) {
+    if (!built[u].ok) {
+      UkMeasured failed;
+      failed.status = "compile_error";
+      for (size_t i : todo) {
+        if (stop()) break;
+        journal_entry(i, pass, failed);
+        done(i, failed);
+      }
+      return;
+    }
     runner.measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, kProfileNc,
-                        {opt.min_ms, opt.repeat, 1}, done);
+                        {opt.min_ms, opt.repeat, 1}, [&](size_t i, const UkMeasured& m) {
+                          if (out.interrupted) return;  // the rest of the unit: measured again on --resume
+                          journal_entry(i, pass, m);
+                          done(i, m);
+                          if (interrupted()) out.interrupted = true;
+                        });
   };
   double best = 0;
+  for (size_t i = 0; i < ks.size(); ++i)
+    if (first_done[i]) best = std::max(best, res[i].gflops);
   {
-    Progress prog("measuring microkernels", ks.size(), opt.quiet);
-    for (size_t u = 0; u < units.size(); ++u) {
-      if (!built[u].ok) {
-        for (size_t i : members[u]) res[i].status = "compile_error";
-        prog.advance(members[u].size());
-        continue;
-      }
-      measure(u, members[u], [&](size_t i, const UkMeasured& m) {
+    Progress prog("measuring microkernels", ks.size() - out.resumed_first, opt.quiet);
+    for (size_t u = 0; u < units.size() && !stop(); ++u) {
+      std::vector<size_t> todo;
+      for (size_t i : members[u])
+        if (!first_done[i]) todo.push_back(i);
+      if (todo.empty()) continue;
+      measure(u, todo, ProfilePass::first, [&](size_t i, const UkMeasured& m) {
         res[i] = m;
+        first_done[i] = 1;
+        ++out.measured_first;
         best = std::max(best, m.gflops);
         prog.advance(1, fmt::format("{:.1f} GFLOP/s", best));
       });
@@ -160,20 +274,25 @@ ClassTable run_profile(const ProfileOptions& opt) {
   }
   std::vector<std::vector<size_t>> again(units.size());
   size_t n_again = 0;
-  for (size_t i = 0; i < ks.size(); ++i)
-    if (res[i].status == "ok" && res[i].gflops < opt.threshold * t.peak_start_gflops) {
+  for (size_t i = 0; i < ks.size() && !stop(); ++i)
+    if (needs_again(i)) {
       again[unit_of[i]].push_back(i);
       ++n_again;
     }
   {
     Progress prog("re-measuring those below the threshold", n_again, opt.quiet);
-    for (size_t u = 0; u < units.size(); ++u) {
+    for (size_t u = 0; u < units.size() && !stop(); ++u) {
       if (again[u].empty()) continue;
-      measure(u, again[u], [&](size_t i, const UkMeasured& m) {
+      measure(u, again[u], ProfilePass::again, [&](size_t i, const UkMeasured& m) {
         if (m.status == "ok" && m.gflops > res[i].gflops) res[i] = m;
+        ++out.measured_again;
         prog.advance(1);
       });
     }
+  }
+  if (stop()) {
+    out.interrupted = true;
+    return out;
   }
 
   t.peak_end_gflops = runner.peak_gflops();
@@ -192,7 +311,7 @@ ClassTable run_profile(const ProfileOptions& opt) {
   t.select_and_classify();
   t.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  return t;
+  return out;
 }
 
 }  // namespace convtune

@@ -16,8 +16,8 @@ std::string table_summary(const ClassTable& t) {
   }
   std::string o;
   o += fmt::format("class table: {}\n", t.origin.empty() ? "(unsaved)" : t.origin);
-  o += fmt::format("isa: {}{}   created: {}   convtune {}\n", t.isa, t.quick ? " (quick subset)" : "",
-                   t.created, t.tool_version);
+  o += fmt::format("isa: {}{}   created: {}{}   convtune {}\n", t.isa, t.quick ? " (quick subset)" : "",
+                   t.created, t.resumed ? " (finished by --resume)" : "", t.tool_version);
   o += fmt::format("machine: {} ({} cores, L1d {} KiB, L2 {} KiB, L3 {} KiB)\n", t.machine.cpu_model,
                    t.machine.cores, t.machine.l1d_bytes / 1024, t.machine.l2_bytes / 1024,
                    t.machine.l3_bytes / 1024);

@@ -25,12 +25,6 @@ UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc) {
   return l;
 }
 
-UkBuffers profile_buffers(const UkSizes& u, int lanes, int64_t nc) {
-  const int64_t C = nc * u.c, K = int64_t(u.k) * lanes;
-  return {int64_t(u.h + u.r - 1) * (u.w + u.s - 1) * C, int64_t(u.r) * u.s * C * K,
-          int64_t(u.h) * u.w * K};
-}
-
 std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                          const std::string& name) {
   const int V = isa.lanes;

@@ -1,20 +1,12 @@
 #include "convtune/online/records.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
-#include "convtune/core/files.h"
+#include "convtune/core/json_fields.h"
+#include "convtune/core/json_lines.h"
 
 namespace convtune {
 
@@ -53,64 +45,8 @@ nlohmann::json Record::to_json() const {
   return j;
 }
 
-namespace {
-
 using nlohmann::json;
-
-// "a string", "an array", "null".
-std::string describe(const json& v) {
-  if (v.is_null()) return "null";
-  return fmt::format("{} {}", v.is_object() || v.is_array() ? "an" : "a", v.type_name());
-}
-
-// The value of `key` if present; throws when it has another JSON type.
-const json* field(const json& j, const char* key, bool required, bool (json::*is)() const noexcept,
-                  const char* type) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    if (required) throw Error(fmt::format("key '{}' is missing", key));
-    return nullptr;
-  }
-  if (!((*it).*is)())
-    throw Error(fmt::format("key '{}' is {}, not {}", key, describe(*it), type));
-  return &*it;
-}
-
-std::string text(const json& j, const char* key, bool required = false) {
-  const json* v = field(j, key, required, &json::is_string, "a string");
-  return v ? v->get<std::string>() : std::string();
-}
-
-double number(const json& j, const char* key, bool required = false) {
-  const json* v = field(j, key, required, &json::is_number, "a number");
-  if (!v) return 0;
-  double d = v->get<double>();
-  if (!std::isfinite(d)) throw Error(fmt::format("key '{}' is not a finite number", key));
-  if (d < 0) throw Error(fmt::format("key '{}' is negative ({})", key, v->dump()));
-  return d;
-}
-
-// A non-negative integer (seed, trial), or nullptr when absent.
-const json* counter(const json& j, const char* key) {
-  const json* v = field(j, key, false, &json::is_number_integer, "an integer");
-  if (v && v->is_number_integer() && !v->is_number_unsigned() && v->get<int64_t>() < 0)
-    throw Error(fmt::format("key '{}' is negative ({})", key, v->dump()));
-  return v;
-}
-
-template <typename T>
-std::vector<T> array_of(const json& j, const char* key, bool (json::*is)() const noexcept, const char* type) {
-  const json* v = field(j, key, false, &json::is_array, "an array");
-  std::vector<T> out;
-  if (!v) return out;
-  for (const auto& e : *v) {
-    if (!(e.*is)()) throw Error(fmt::format("key '{}' holds {}, not only {}", key, e.type_name(), type));
-    out.push_back(e.get<T>());
-  }
-  return out;
-}
-
-}  // namespace
+using namespace json_field;  // NOLINT: the typed readers of a record's keys
 
 const std::vector<std::string>& record_statuses() {
   static const std::vector<std::string> v = {"ok", "compile_error", "wrong_result", "crash", "timeout", "load_error"};
@@ -159,71 +95,28 @@ Record Record::from_json(const nlohmann::json& j) {
   return r;
 }
 
-void append_record(const std::string& path, const Record& r) {
-  const std::string line = r.to_json().dump() + "\n";
-  auto fail = [&](int err) {
-    throw Error(fmt::format("cannot append to log '{}': {}; {}choose another --log", path, std::strerror(err),
-                            err == ENOSPC || err == EDQUOT ? "free some space or " : ""));
-  };
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) fail(errno);
-  struct stat st {};
-  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  const off_t start = regular ? st.st_size : 0;  // the tuner holds the log's lock: nobody else appends
-  // One write() of the whole line: a kill leaves whole lines or a torn last
-  // one (read_log and drop_torn_tail deal with it). write_all writes the rest
-  // only after a short write, to learn the real errno (a full disk: ENOSPC).
-  int err = write_all(fd, line.data(), line.size());
-  if (err && regular) {
-    int undone = ftruncate(fd, start);  // if this fails too, the next --resume cuts the torn line off
-    (void)undone;
-  }
-  if (close(fd) != 0 && !err) err = errno;
-  if (err) fail(err);
-}
+namespace {
+const JsonLinesName kLogName{"log", "choose another --log"};
+}  // namespace
+
+void append_record(const std::string& path, const Record& r) { append_json_line(path, r.to_json(), kLogName); }
 
 LogContents read_log(const std::string& path) {
   LogContents log;
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return log;  // no log yet, or /dev/null and the like
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw Error(fmt::format("cannot read log '{}': {}; check the file or choose another --log", path,
-                            std::strerror(errno)));
-  const std::string data{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  size_t end = data.rfind('\n');
-  log.complete_bytes = end == std::string::npos ? 0 : end + 1;
-  log.torn_bytes = data.size() - log.complete_bytes;
-  size_t pos = 0, line_no = 0;
-  while (pos < log.complete_bytes) {
-    size_t nl = data.find('\n', pos);
-    std::string line = data.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      json j;
-      try {
-        j = json::parse(line);
-      } catch (const json::parse_error& e) {
-        throw Error(fmt::format("not a JSON object (syntax error at byte {})", e.byte));
-      }
-      log.records.push_back(Record::from_json(j));
-      log.lines.push_back(line_no);
-    } catch (const Error& e) {
-      throw Error(fmt::format("log '{}' line {}: {}; fix or remove that line", path, line_no, e.what()));
-    }
-  }
+  JsonLinesTail tail = read_json_lines(path, kLogName, "fix or remove that line", [&](const json& j, size_t line) {
+    log.records.push_back(Record::from_json(j));
+    log.lines.push_back(line);
+  });
+  log.complete_bytes = tail.complete_bytes;
+  log.torn_bytes = tail.torn_bytes;
   return log;
 }
 
 uint64_t drop_torn_tail(const std::string& path, const LogContents& log) {
-  if (log.torn_bytes == 0) return 0;
-  if (truncate(path.c_str(), off_t(log.complete_bytes)) != 0)
-    throw Error(fmt::format("cannot repair the torn last line of log '{}': {}; remove that line by hand", path,
-                            std::strerror(errno)));
-  return log.torn_bytes;
+  return drop_torn_tail(path, kLogName, JsonLinesTail{log.complete_bytes, log.torn_bytes});
 }
+
+std::string torn_log_note(const std::string& path, uint64_t bytes) { return torn_tail_note(path, kLogName, bytes); }
 
 std::vector<Record> read_records(const std::string& path) { return read_log(path).records; }
 

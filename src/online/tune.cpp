@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,10 +148,9 @@ TuneResult run_tune(const TuneOptions& opt) {
   // A kill during a write or a full disk leaves a torn last line: cut it off,
   // or the next record would be glued to it and lost.
   if (uint64_t dropped = drop_torn_tail(res.log_path, log))
-    std::fprintf(stderr, "convtune: note: log '%s' ended in a torn line (a killed or failed write); dropped its %llu "
-                 "bytes\n", res.log_path.c_str(), static_cast<unsigned long long>(dropped));
+    std::fprintf(stderr, "convtune: note: %s\n", torn_log_note(res.log_path, dropped).c_str());
   // Every argument is checked by now: only then the table's warning.
-  if (!warn.empty() && !opt.quiet) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
+  if (!warn.empty() && !opt.quiet && opt.table_warning) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
 
   WorkDir wd("tune", opt.keep_dir);
   Runner runner(isa, res.emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
@@ -202,7 +200,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       GeneratedKernel k = generate_conv(isa, {opt.shape, cands[i], fn,
                                               fmt::format("{} ({})", table.origin, table.created)});
       std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
-      std::ofstream(base + ".c") << k.c_source;
+      write_work_file(base + ".c", k.c_source);
       cjobs.push_back({base + ".c", base});
       gen.push_back(std::move(k));
     }

@@ -77,6 +77,18 @@ TEST(Files, ShortWriteGivesTheRealErrno) {
   EXPECT_EQ(files_in(td.path()), 1u);
 }
 
+// Work-dir files: written whole, and a failure names the file and the fix.
+TEST(Files, WriteWorkFileSaysWhatToFree) {
+  test::TempDir td;
+  write_work_file(td.file("unit0000.c"), "int x;\n");
+  EXPECT_EQ(test::read_file(td.file("unit0000.c")), "int x;\n");
+  test::write_file(td.file("plain"), "x");
+  EXPECT_EQ(error_of([&] { write_work_file(td.file("plain/unit0000.c"), "x"); }),
+            "cannot write " + td.file("plain/unit0000.c") +
+                ": Not a directory; free space in the temporary directory or set TMPDIR");
+  EXPECT_EQ(files_in(td.path()), 2u);
+}
+
 // A child holds the lock: we are refused with its pid and host; once it is
 // killed with SIGKILL the lock is free again.
 TEST(FileLock, SecondHolderIsRefusedUntilTheFirstDies) {

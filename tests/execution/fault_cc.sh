@@ -8,6 +8,7 @@
 #   hang           the convolution never returns
 #   wrong          the convolution runs, then spoils output[0]
 #   killed         the compiler dies by SIGKILL
+#   full           the compiler fails as on a full disk
 # The convolution is renamed ct_conv_real and a wrapper takes its place: the
 # driver's entry point (a candidate built with -D<name>=ct_conv_entry,
 # microkernels/driver.c), or else the function named like the file (bench's
@@ -26,6 +27,7 @@ done
 case $fault in
   compile_error) echo "$src:1:1: error: fault_cc.sh: an injected compile error" >&2; exit 1 ;;
   killed) kill -KILL $$ ;;
+  full) echo "$src: fatal error: error writing to $base.s: No space left on device" >&2; exit 1 ;;
   crash) body='__builtin_trap();' ;;
   hang) body='for (volatile int spin = 1; spin;) {}' ;;
   wrong) body='ct_conv_real(i, w, o); o[0] += 1.0f;' ;;

@@ -18,4 +18,9 @@ int write_all(int fd, const char* data, size_t size);
 void write_file_atomic(const std::string& path, const std::string& text, const std::string& what,
                        const std::string& fix);
 
+/// Writes a file of a work directory (a generated source) the same way,
+/// without syncing it; throws Error "cannot write <path>: <reason>; free
+/// space in the temporary directory or set TMPDIR".
+void write_work_file(const std::string& path, const std::string& text);
+
 }  // namespace convtune

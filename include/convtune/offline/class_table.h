@@ -48,6 +48,7 @@ struct ClassTable {
   double threshold = 0.80;
   bool quick = false;      // profiled with --quick (a subset)
   bool emulated = false;   // profiled under an emulator: timings not meaningful
+  bool resumed = false;    // finished by `profile --resume` from a journal (profile_journal.h)
   std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
   double wall_seconds = 0;
   std::vector<UkRecord> microkernels;

@@ -22,13 +22,24 @@ struct ProfileOptions {
   int repeat = 5;         // measurements kept (median)
   bool quiet = false;
   std::string keep_dir;   // keep generated sources here (empty: temporary)
+  std::string journal;    // journal every measurement here (profile_journal.h); "" = none
+  bool resume = false;    // continue the journal instead of refusing it
+};
+
+struct ProfileResult {
+  ClassTable table;            // complete unless interrupted
+  bool interrupted = false;    // Ctrl-C: the journal holds everything measured
+  size_t resumed_first = 0, resumed_again = 0;    // measurements read back from the journal
+  size_t measured_first = 0, measured_again = 0;  // measured by this run
 };
 
 /// The quick subset: for every (r, s) pair, the microkernels at the edges of
 /// each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
 std::vector<UkSizes> quick_subset(const Isa& isa);
 
-/// Runs the whole offline stage and returns the table (not yet written).
-ClassTable run_profile(const ProfileOptions& opt);
+/// Runs the whole offline stage (or the rest of a journaled one) and returns
+/// the table (not yet written). Throws Error for a journal that exists without
+/// opt.resume, is invalid, or was started with other options or elsewhere.
+ProfileResult run_profile(const ProfileOptions& opt);
 
 }  // namespace convtune

@@ -20,11 +20,6 @@ struct UkLayout {
 /// The matching problem of the offline measurement: C = nc*size_c channels,
 /// K' = size_k*lanes, output size_h x size_w, stride 1.
 UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc);
-/// Floats each operand of the profile problem needs.
-struct UkBuffers {
-  int64_t in = 0, weights = 0, out = 0;
-};
-UkBuffers profile_buffers(const UkSizes& u, int lanes, int64_t nc);
 
 /// The `static inline` C function for one instance, named `name`.
 std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,

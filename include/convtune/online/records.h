@@ -72,6 +72,9 @@ LogContents read_log(const std::string& path);
 /// returns the bytes dropped (0: nothing to do).
 uint64_t drop_torn_tail(const std::string& path, const LogContents& log);
 
+/// The note to print after drop_torn_tail dropped `bytes`.
+std::string torn_log_note(const std::string& path, uint64_t bytes);
+
 /// The records of read_log (the torn tail ignored).
 std::vector<Record> read_records(const std::string& path);
 

@@ -16,7 +16,8 @@ struct TuneOptions {
   Shape shape;
   std::string isa = "avx512";
   std::string isa_note;     // how --arch was chosen, said with the progress lines
-  bool emulate = false;     // an ISA of another architecture under qemu-user (emulated_runner.h)
+  bool emulate = false;     // an ISA of another architecture under qemu-user (runner.h)
+  bool table_warning = true;  // say the table's "profiled on another CPU" warning (once per run)
   std::optional<std::string> table;  // default: load_table's choice
   std::string search = "random";
   double pvalue = 0.05;        // droplet: t-test level (003 §3.3)
