@@ -19,7 +19,11 @@ done_line=$(grep -E '^Done [0-9]+ runs in' "$log" || true)
 ran=$(sed -E 's/^Done ([0-9]+) runs.*/\1/' <<<"$done_line")
 if [ "$status" -ne 0 ] || [ -z "$ran" ] || [ "$ran" -lt "$runs" ]; then
   tail -n 60 "$log"
-  echo "$name: FAILED (exit $status, ${ran:-0} of $runs inputs ran in at most ${max_seconds}s; failing input, if any, in $artifacts)"
+  if [ -n "$ran" ]; then
+    echo "$name: FAILED: only $ran of $runs inputs ran in ${max_seconds}s"
+  else
+    echo "$name: FAILED (exit $status): the failing input is in $artifacts (see above); a reproducer for the fix goes to $corpus"
+  fi
   exit 1
 fi
 echo "$name: $ran inputs ($done_line), no crash, hang, leak or sanitizer report"
