@@ -1,7 +1,49 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs the whole suite.
+# The test command: installs what is missing, builds, and runs the suite
+#   1. on the host as it is (./build, Release);
+#   2. with CONVTUNE_MAX_CPU_ISA=avx2: the host as an AVX2-only CPU, which is
+#      also a CPU other than the shipped tables' (README "ISAs");
+#   3. under ASan + UBSan (./build-asan), with the parser fuzzers.
+# Every run goes to the end; the script fails if any run failed and ends with
+# ctest's count line summed over the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
-ctest --test-dir build --output-on-failure -j2 --timeout 900
+logs=$(mktemp -d "${TMPDIR:-/tmp}/convtune-test-XXXXXX")
+trap 'rm -rf "$logs"' EXIT
+step() { printf '\n=== %s\n' "$*"; }
+took() { printf '=== %s: %ds\n' "$1" "$(( SECONDS - $2 ))"; }
+
+t=$SECONDS; scripts/install-deps.sh; took "install-deps" "$t"
+t=$SECONDS; step "build (Release)"; scripts/build.sh; took "build (Release)" "$t"
+t=$SECONDS; step "build (ASan + UBSan, fuzzers)"; scripts/build.sh asan; took "build (ASan + UBSan)" "$t"
+
+failed=0
+# run NAME BUILD_DIR [ENV=VALUE ...]: ctest in BUILD_DIR, skips with their reasons.
+run() {
+  local name=$1 dir=$2 t=$SECONDS; shift 2
+  step "suite: $name"
+  env "$@" ctest --test-dir "$dir" --output-on-failure -j2 --timeout 900 2>&1 | tee "$logs/$name" || failed=1
+  scripts/skip-reasons.sh "$dir/Testing/Temporary/LastTest.log"
+  took "suite: $name" "$t"
+}
+run host build
+if grep -qw avx2 /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo; then
+  run avx2-only build CONVTUNE_MAX_CPU_ISA=avx2
+else
+  step "suite: avx2-only skipped: this CPU has no AVX-512 (or no AVX2), so the host run above already was that case"
+fi
+run asan build-asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+
+# One count line for CI, in ctest's words, over all runs.
+total=0 bad=0
+for f in "$logs"/*; do
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$f" | tail -n 1 || true)
+  if [ -z "$line" ]; then failed=1; echo "convtune: $(basename "$f"): ctest printed no summary" >&2; continue; fi
+  bad=$(( bad + $(sed -E 's/.* ([0-9]+) tests failed out of.*/\1/' <<<"$line") ))
+  total=$(( total + $(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line") ))
+done
+[ "$bad" -eq 0 ] || failed=1
+echo
+echo "all runs (host, avx2-only, asan + fuzzers):"
+echo "$(( total ? 100 * (total - bad) / total : 0 ))% tests passed, $bad tests failed out of $total"
+exit "$failed"

@@ -5,6 +5,7 @@ usage: tests/batch_test.py CONVTUNE_BINARY   (exit 77 = skipped)
 """
 import csv
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,15 @@ def run(args):
     return p.stdout
 
 
+def host_isa(convtune):
+    """The ISA convtune picks without --arch, as it says on stderr: the shipped
+    table must be that ISA's on any host (AVX-512 or AVX2-only)."""
+    p = subprocess.run([convtune, "table"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"--arch not given; using (\w+),", p.stderr)
+    check(m, f"convtune table did not say which ISA it chose:\n{p.stderr}")
+    return m.group(1)
+
+
 def main():
     try:
         import matplotlib  # noqa: F401
@@ -34,7 +44,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="convtune-batch-") as out:
         batch = [os.path.join(ROOT, "bench", "batch.py"), "--shapes", SHAPES, "--name", "tiny", "--out", out,
                  "--convtune", convtune, "--min-repeat-ms", "2", "--repeat", "1",
-                 "--tune-args", "--table " + os.path.join(ROOT, "configs", "tables", "avx512.json")]
+                 "--tune-args", "--table " + os.path.join(ROOT, "configs", "tables", host_isa(convtune) + ".json")]
         run(batch + ["--trials", "2"])
         bench0 = os.path.join(out, "bench", "tiny-0.json")
         first = os.path.getmtime(bench0)

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "convtune/core/isa.h"
 #include "convtune/offline/ukernel.h"
 
 namespace convtune::test {
@@ -54,6 +55,8 @@ std::string read_file(const std::string& path) {
   ss << f.rdbuf();
   return ss.str();
 }
+
+std::string host_table() { return std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + best_isa() + ".json"; }
 
 CliResult run_cli(const std::string& args) {
   TempDir td;

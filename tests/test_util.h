@@ -28,6 +28,11 @@ struct CliResult {
 /// by the caller) and captures its output.
 CliResult run_cli(const std::string& args);
 
+/// The shipped class table (configs/tables/<isa>.json) of the ISA convtune
+/// picks on this host without --arch: AVX-512 or AVX2-only, and as capped by
+/// CONVTUNE_MAX_CPU_ISA.
+std::string host_table();
+
 /// Writes text to a file (throws on failure).
 void write_file(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);

@@ -35,7 +35,7 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--seed", o.seed, "random seed of that tune")->capture_default_str()
       ->check(seed_check());
   sub->add_flag("--resume", o.resume, "with --trials: continue an existing log");
-  sub->add_option("--arch", o.isa, "instruction set")->capture_default_str();
+  sub->add_option("--arch", o.isa, arch_help());
   sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
   sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)")
       ->check(cpu_check());
@@ -60,6 +60,7 @@ Runner setup_bench(CLI::App* sub) {
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     a->opt.fresh_tune = sub->count("--trials") > 0;
+    if (!sub->count("--arch")) a->opt.tune.isa = best_arch(&a->opt.tune.isa_note);  // not avx512 on AVX2-only hosts
     if (!a->table.empty()) a->opt.tune.table = a->table;
     if (a->opt.fresh_tune) check_tune_options(a->opt.tune);  // before any work
     bool told = false;

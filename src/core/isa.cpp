@@ -8,6 +8,8 @@
 #include <sys/auxv.h>
 #endif
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -36,7 +38,7 @@ T get(const nlohmann::json& j, const char* key, const std::string& origin) {
   }
 }
 
-std::set<std::string> cpuinfo_flags() {
+std::set<std::string> cpuinfo_flags_uncapped() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
   std::set<std::string> flags;
@@ -55,7 +57,44 @@ std::set<std::string> cpuinfo_flags() {
   return flags;
 }
 
+// The host's flags as the cap leaves them.
+std::set<std::string> cpuinfo_flags() {
+  std::set<std::string> flags = cpuinfo_flags_uncapped();
+  for (auto it = flags.begin(); it != flags.end();) it = cpu_flag_hidden(*it) ? flags.erase(it) : std::next(it);
+  return flags;
+}
+
 }  // namespace
+
+std::string max_cpu_isa() {
+  const char* env = std::getenv("CONVTUNE_MAX_CPU_ISA");
+  if (!env || !*env) return "";
+  const auto names = known_isas();
+  if (std::find(names.begin(), names.end(), env) == names.end())
+    throw Error(fmt::format("CONVTUNE_MAX_CPU_ISA='{}' is not an ISA; set it to one of {} or unset it", env,
+                            fmt::join(names, ", ")));
+  return env;
+}
+
+bool cpu_flag_hidden(const std::string& flag) {
+  const std::string cap = max_cpu_isa();
+  if (cap.empty()) return false;
+  // Each ISA's name and flags, best first (embedded data: read once).
+  static const auto isas = [] {
+    std::vector<std::pair<std::string, std::vector<std::string>>> v;
+    for (const auto& n : known_isas()) v.emplace_back(n, load_isa(n).cpu_flags);
+    return v;
+  }();
+  auto at = isas.begin();
+  while (at->first != cap) ++at;
+  auto needs = [&](const std::vector<std::string>& fl) { return std::find(fl.begin(), fl.end(), flag) != fl.end(); };
+  // What the cap ISA and the ones below it need stays visible (avx2 needs fma too).
+  for (auto i = at; i != isas.end(); ++i)
+    if (needs(i->second)) return false;
+  for (auto i = isas.begin(); i != at; ++i)
+    if (flag.rfind(i->first, 0) == 0 || needs(i->second)) return true;
+  return false;
+}
 
 std::string Isa::expand(const std::string& tmpl,
                         const std::vector<std::pair<std::string, std::string>>& args) {

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/isa.h"
 
 namespace convtune {
 
@@ -192,7 +193,7 @@ MachineInfo detect_machine(int cpu) {
       std::istringstream ss(value);
       std::string w;
       while (ss >> w)
-        if (vector_isa_flag(w)) flags.insert(w);
+        if (vector_isa_flag(w) && !cpu_flag_hidden(w)) flags.insert(w);  // CONVTUNE_MAX_CPU_ISA (isa.h)
       have_flags = true;
     } else if (key == "CPU implementer" && implementer.empty()) {
       implementer = value;

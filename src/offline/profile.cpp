@@ -55,7 +55,8 @@ std::vector<UkSizes> quick_subset(const Isa& isa) {
   std::set<UkSizes> pick;
   std::map<std::pair<int, int>, std::vector<UkSizes>> by_rs;
   for (const auto& u : all) by_rs[{u.r, u.s}].push_back(u);
-  for (auto& [rs, v] : by_rs) {
+  for (auto& rs_v : by_rs) {
+    std::vector<UkSizes>& v = rs_v.second;  // not a structured binding: clang < 16 cannot capture one
     // Edges of every size for this (r, s): min and max of k, c, w, h.
     auto edge = [&](auto key) {
       pick.insert(*std::min_element(v.begin(), v.end(), [&](auto& a, auto& b) { return key(a) < key(b); }));

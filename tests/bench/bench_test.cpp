@@ -16,7 +16,7 @@ namespace {
 
 using test::run_cli;
 
-const std::string kTable = std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json";
+const std::string kTable = test::host_table();  // this host's ISA, AVX-512 or not
 const std::string kShape = "K=32,C=16,H=8,R=3";
 const std::string kFast = " --min-repeat-ms 1 --repeat 1 -q";
 

@@ -3,6 +3,9 @@
 // convolutions equal to the reference at every output element.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+
 #include "convtune/online/codegen.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/isa.h"
@@ -57,6 +60,56 @@ TEST(Isa, CommandsSayWhichArchTheyChose) {
   EXPECT_EQ(r.err.rfind("convtune: --arch not given; using " + best_isa() + ", the best ISA this CPU supports\n", 0),
             0u)
       << r.err;
+}
+
+// CONVTUNE_MAX_CPU_ISA=avx2 makes this host look AVX2-only, as the AVX2-only
+// CI run relies on; the previous value (that run's) is restored after.
+class MaxCpuIsa : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* v = std::getenv("CONVTUNE_MAX_CPU_ISA")) saved_ = v;
+    ::unsetenv("CONVTUNE_MAX_CPU_ISA");
+    if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2: nothing to cap";
+  }
+  void TearDown() override {
+    if (saved_) ::setenv("CONVTUNE_MAX_CPU_ISA", saved_->c_str(), 1);
+    else ::unsetenv("CONVTUNE_MAX_CPU_ISA");
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(MaxCpuIsa, Avx2HidesAvx512) {
+  ::setenv("CONVTUNE_MAX_CPU_ISA", "avx2", 1);
+  EXPECT_EQ(max_cpu_isa(), "avx2");
+  EXPECT_FALSE(cpu_supports(load_isa("avx512")));
+  EXPECT_TRUE(cpu_supports(load_isa("avx2")));
+  EXPECT_EQ(best_isa(), "avx2");
+  for (const char* f : {"avx512f", "avx512bw", "avx512_vnni"}) EXPECT_TRUE(cpu_flag_hidden(f)) << f;
+  for (const char* f : {"avx2", "fma", "avx", "sse4_2"}) EXPECT_FALSE(cpu_flag_hidden(f)) << f;
+  // The machine fingerprint loses them too: the shipped tables look foreign.
+  for (const auto& f : detect_machine().isa_flags) EXPECT_EQ(f.rfind("avx512", 0), std::string::npos) << f;
+  auto r = test::run_cli("table");  // the environment reaches the CLI
+  EXPECT_EQ(r.err.rfind("convtune: --arch not given; using avx2, the best ISA this CPU supports\n", 0), 0u) << r.err;
+}
+
+TEST_F(MaxCpuIsa, UnsetOrBestChangesNothing) {
+  const std::string best = best_isa();
+  ::setenv("CONVTUNE_MAX_CPU_ISA", known_isas().front().c_str(), 1);
+  EXPECT_EQ(best_isa(), best);
+  EXPECT_FALSE(cpu_flag_hidden("avx512f"));
+  ::setenv("CONVTUNE_MAX_CPU_ISA", "", 1);
+  EXPECT_EQ(max_cpu_isa(), "");
+  EXPECT_EQ(best_isa(), best);
+}
+
+TEST_F(MaxCpuIsa, UnknownNameIsAnError) {
+  ::setenv("CONVTUNE_MAX_CPU_ISA", "avx1024", 1);
+  EXPECT_EQ(test::error_of([] { best_isa(); }),
+            "CONVTUNE_MAX_CPU_ISA='avx1024' is not an ISA; set it to one of avx512, avx2, neon or unset it");
+  auto r = test::run_cli("table");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: CONVTUNE_MAX_CPU_ISA='avx1024' is not an ISA; set it to one of avx512, avx2, "
+                   "neon or unset it\n");
 }
 
 struct Case {

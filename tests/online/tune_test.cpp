@@ -17,7 +17,7 @@ namespace {
 
 using test::run_cli;
 
-const std::string kTable = std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json";
+const std::string kTable = test::host_table();  // this host's ISA, AVX-512 or not
 const std::string kFast = " --shape K=32,C=16,H=8,R=3 --min-repeat-ms 1 --repeat 1 --check-points 0 -q --table " + kTable;
 
 std::vector<nlohmann::json> read_log(const std::string& path) {

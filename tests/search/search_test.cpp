@@ -93,7 +93,9 @@ TEST(Coordinates, StepsYieldOnlyValidConfigurations) {
   ClassTable shipped = shipped_table();
   for (const char* l : {"yolo9000-12", "resnet18-9"}) spaces.emplace_back(build_space(zoo_layer(l), shipped, 16), l);
   size_t checked = 0;
-  for (auto& [sp, name] : spaces) {
+  for (auto& sp_name : spaces) {
+    const Space& sp = sp_name.first;  // not a structured binding: clang < 16 cannot capture one
+    const std::string& name = sp_name.second;
     CoordinateView v(sp);
     std::mt19937_64 rng(9);
     auto valid = [&](const Point& p) {

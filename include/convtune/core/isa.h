@@ -54,7 +54,17 @@ Isa load_isa(const std::string& name);
 /// Parses an ISA description (JSON text); throws Error naming the bad key.
 Isa parse_isa(const std::string& json_text, const std::string& origin);
 /// True when this CPU can run code for the ISA: same architecture and the
-/// ISA's flags (/proc/cpuinfo; on AArch64 also getauxval(AT_HWCAP)).
+/// ISA's flags (/proc/cpuinfo; on AArch64 also getauxval(AT_HWCAP)), as
+/// capped by CONVTUNE_MAX_CPU_ISA.
 bool cpu_supports(const Isa& isa);
+
+/// $CONVTUNE_MAX_CPU_ISA (like oneDNN's ONEDNN_MAX_CPU_ISA): the best ISA
+/// convtune may detect, so that e.g. =avx2 makes an AVX-512 host look
+/// AVX2-only (tests of other hosts). "" when unset; throws Error when it
+/// names no ISA.
+std::string max_cpu_isa();
+/// True when the cap hides this CPU flag: the flags that only ISAs better than
+/// the cap need, and the flags named after those ISAs (avx512bw, avx512_vnni).
+bool cpu_flag_hidden(const std::string& flag);
 
 }  // namespace convtune
