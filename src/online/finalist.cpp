@@ -101,10 +101,11 @@ nlohmann::json finalists_json(const std::vector<Finalist>& f) {
 
 std::string finalists_table(const std::vector<Finalist>& f, int rounds) {
   std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes:\n", rounds);
-  o += fmt::format("  {:>10} {:>10} {:>7}  {:<10} {}\n", "search", "re-meas.", "spread", "result", "config");
+  o += fmt::format("  {:>14} {:>14} {:>7}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread", "result",
+                   "config");
   for (const Finalist& x : f) {
     const std::string result = x.winner ? "winner" : x.status != "ok" ? x.status : "";
-    o += fmt::format("  {:>10.1f} {:>10} {:>7}  {:<10} {}\n", x.search_gflops,
+    o += fmt::format("  {:>14.1f} {:>14} {:>7}  {:<13} {}\n", x.search_gflops,
                      x.gflops > 0 ? fmt::format("{:.1f}", x.gflops) : "-",
                      x.gflops > 0 ? fmt::format("{:.1f}%", x.spread) : "-", result, x.config);
     if (!x.detail.empty()) o += "      " + x.detail + "\n";

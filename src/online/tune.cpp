@@ -400,6 +400,8 @@ std::string tune_summary(const TuneResult& r) {
       o += fmt::format("  (re-measured: the median of {} rounds; {:.1f} GFLOP/s in the search)\n", r.top_rounds,
                        r.best_search_gflops);
     o += fmt::format("config: {}\n", r.best.config);
+    if (std::any_of(r.finalists.begin(), r.finalists.end(), [](const Finalist& f) { return f.winner; }))
+      o += "verified: at every output element (the search checks --check-points samples)\n";
     o += fmt::format("kernel: {} {}\n", r.kernel_c, r.kernel_h);
   } else if (!r.finalists.empty()) {
     o += "best: none (no finalist passed the check at every output element)\n";

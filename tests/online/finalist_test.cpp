@@ -151,12 +151,15 @@ TEST(Finalists, TopOneMeasuresNothingAgain) {
   EXPECT_EQ(j["finalists"][0]["full_check"], "passed");  // still checked everywhere
   EXPECT_EQ(j["best"]["gflops"], j["best"]["search_gflops"]);
   EXPECT_EQ(log_of(td.file("log.jsonl")).size(), 3u);
-  // And the human summary has no finalists table.
+  // And the human summary has no finalists table; the winner is still checked.
   test::TempDir td2;
   r = run_cli("tune" + kFast + " --trials 2 --top 0 --out " + td2.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("finalists"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("re-measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverified: at every output element (the search checks --check-points samples)\n"),
+            std::string::npos)
+      << r.out;
 }
 
 // Candidates wrong at one output element that the sampled check does not
