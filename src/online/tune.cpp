@@ -324,7 +324,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       }
     }
     auto stop = [] { return interrupted(); };
-    if (res.finalists.size() > 1) {
+    if (res.finalists.size() > 1 && !res.emulated) {  // emulated timings rank nothing
       res.top_rounds = opt.top_rounds;
       remeasure(runner, res.finalists, protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(), stop);
     }

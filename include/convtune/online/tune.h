@@ -2,7 +2,8 @@
 // The online stage for one layer (000 §4.2, §5, §6.1): build the space from a
 // class table, let a strategy propose candidates, generate and compile them
 // in parallel batches, measure them one at a time on a pinned core, record
-// every candidate, keep the best.
+// every candidate; at the end re-measure the best few and check the winner
+// at every output element (finalist.h) before writing it.
 #include <cstdint>
 #include <optional>
 #include <string>
