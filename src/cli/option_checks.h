@@ -23,5 +23,8 @@ CLI::Validator min_repeat_ms_check();
 CLI::Validator repeat_check();
 CLI::Validator timeout_check();
 CLI::Validator check_points_check();
+/// tune's finalists: how many, and in how many rounds.
+CLI::Validator top_check();
+CLI::Validator top_rounds_check();
 
 }  // namespace convtune::cli

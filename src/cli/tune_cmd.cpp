@@ -64,6 +64,12 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--check-points", o.check_points, "output elements verified per candidate (0: all)")
       ->capture_default_str()
       ->check(check_points_check());
+  sub->add_option("--top", o.top, "finalists re-measured at the end in fresh processes, interleaved (0 or 1: none)")
+      ->capture_default_str()
+      ->check(top_check());
+  sub->add_option("--top-rounds", o.top_rounds, "rounds of that re-measure; a finalist's figure is their median")
+      ->capture_default_str()
+      ->check(top_rounds_check());
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");

@@ -16,6 +16,7 @@
 
 #include "convtune/offline/class_table.h"
 #include "convtune/online/codegen.h"
+#include "convtune/online/finalist.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
 #include "convtune/core/file_lock.h"
@@ -59,6 +60,8 @@ void check_tune_options(const TuneOptions& opt) {
   if (opt.repeat < 1) throw Error(fmt::format("--repeat is {}; give at least 1", opt.repeat));
   if (!(std::isfinite(opt.min_repeat_ms) && opt.min_repeat_ms > 0))
     throw Error(fmt::format("--min-repeat-ms is {}; give a positive number of milliseconds", opt.min_repeat_ms));
+  if (opt.top < 0) throw Error(fmt::format("--top is {}; give 0 or more", opt.top));
+  if (opt.top_rounds < 1) throw Error(fmt::format("--top-rounds is {}; give at least 1", opt.top_rounds));
   if (!(std::isfinite(opt.timeout_s) && opt.timeout_s > 0))
     throw Error(fmt::format("--timeout is {}; give a positive number of seconds", opt.timeout_s));
   const auto names = strategy_names();
@@ -185,6 +188,21 @@ TuneResult run_tune(const TuneOptions& opt) {
                         : std::string();
   };
   std::map<std::string, GeneratedKernel> kernels;  // by config text, for the best one
+  std::vector<Record> run_records;                 // this run's, for the finalists
+  std::map<std::string, std::string> exe_of;       // ok candidates' executables, by config text
+  // Generates and builds configurations as <work dir>/<name>: the loop's way, and the finalists'.
+  auto generate_and_build = [&](const std::vector<Config>& cs, const std::vector<std::string>& names,
+                                std::vector<GeneratedKernel>& gen, std::vector<CompileJob>& cjobs) {
+    for (size_t i = 0; i < cs.size(); ++i) {
+      GeneratedKernel k = generate_conv(isa, {opt.shape, cs[i], fn,
+                                              fmt::format("{} ({})", table.origin, table.created)});
+      std::string base = wd.path() + "/" + names[i];
+      write_work_file(base + ".c", k.c_source);
+      cjobs.push_back({base + ".c", base});
+      gen.push_back(std::move(k));
+    }
+    return runner.build(cjobs, jobs, fn);
+  };
 
   while (res.trials < opt.trials && !interrupted()) {
     std::vector<Config> cands = strategy->propose(size_t(std::min<int64_t>(batch, opt.trials - res.trials)));
@@ -194,17 +212,11 @@ TuneResult run_tune(const TuneOptions& opt) {
       break;
     }
     // Generate and compile the whole batch first.
+    std::vector<std::string> names;
+    for (size_t i = 0; i < cands.size(); ++i) names.push_back(fmt::format("cand{:05}", res.trials + int64_t(i)));
     std::vector<CompileJob> cjobs;
     std::vector<GeneratedKernel> gen;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      GeneratedKernel k = generate_conv(isa, {opt.shape, cands[i], fn,
-                                              fmt::format("{} ({})", table.origin, table.created)});
-      std::string base = fmt::format("{}/cand{:05}", wd.path(), res.trials + int64_t(i));
-      write_work_file(base + ".c", k.c_source);
-      cjobs.push_back({base + ".c", base});
-      gen.push_back(std::move(k));
-    }
-    std::vector<CompileResult> built = runner.build(cjobs, jobs, fn);
+    std::vector<CompileResult> built = generate_and_build(cands, names, gen, cjobs);
     for (size_t i = 0; i < cands.size(); ++i) {
       if (interrupted()) break;  // unmeasured candidates are simply not recorded
       Record r;
@@ -245,6 +257,8 @@ TuneResult run_tune(const TuneOptions& opt) {
       }
       r.timestamp = utc_timestamp();
       append_record(res.log_path, r);
+      run_records.push_back(r);
+      if (r.status == "ok") exe_of[r.config] = cjobs[i].output;
       strategy->observe(cands[i], Observation{r.status == "ok", r.gflops, r.samples});
       ++res.trials;
       ++res.new_trials;
@@ -268,6 +282,84 @@ TuneResult run_tune(const TuneOptions& opt) {
       notes.push_back(fmt::format("the peak moved from {:.1f} to {:.1f} GFLOP/s during the tune: another job may "
                                   "have shared the core; re-run on a quiet machine before trusting these figures",
                                   res.peak_gflops, res.peak_end_gflops));
+  }
+
+  // The finalists: the K best re-measured interleaved in fresh processes, the
+  // winner checked at every output element (finalist.h).
+  if (res.has_best && !res.interrupted) {
+    std::vector<Record> all = previous;
+    all.insert(all.end(), run_records.begin(), run_records.end());
+    const std::vector<Record> top = top_records(all, size_t(std::max(1, opt.top)));
+    std::vector<Config> to_build;
+    std::vector<std::string> names;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < top.size(); ++i) {
+      Finalist f;
+      f.config = top[i].config;
+      f.search_gflops = top[i].gflops;
+      auto it = exe_of.find(f.config);
+      if (it != exe_of.end()) {
+        f.exe = it->second;
+      } else {  // from a resumed log
+        to_build.push_back(parse_config(f.config));
+        names.push_back(fmt::format("final{:02}", i));
+        which.push_back(i);
+      }
+      res.finalists.push_back(f);
+    }
+    if (!to_build.empty()) {
+      std::vector<GeneratedKernel> gen;
+      std::vector<CompileJob> cjobs;
+      std::vector<CompileResult> built = generate_and_build(to_build, names, gen, cjobs);
+      for (size_t j = 0; j < which.size(); ++j) {
+        Finalist& f = res.finalists[which[j]];
+        if (built[j].ok) {
+          f.exe = cjobs[j].output;
+        } else {
+          f.status = "compile_error";
+          f.detail = built[j].log.substr(0, 600);
+        }
+      }
+    }
+    auto stop = [] { return interrupted(); };
+    if (res.finalists.size() > 1 && !res.emulated) {  // emulated timings rank nothing
+      res.top_rounds = opt.top_rounds;
+      remeasure(runner, res.finalists, protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(), stop);
+    }
+    rank_finalists(res.finalists);
+    const int w = interrupted() ? -1
+                                : full_check(runner, ProblemData::make(opt.shape, isa.lanes, 0, 20221101),
+                                             res.finalists, opt.timeout_s, stop);
+    res.interrupted = interrupted();
+    if (res.interrupted) {  // as for a search interrupted: the search's best, unconfirmed
+      res.finalists.clear();
+      res.top_rounds = 0;
+    } else if (w < 0) {
+      res.has_best = false;
+      notes.push_back("no finalist passed the check at every output element: no kernel written");
+    } else {
+      Finalist& f = res.finalists[size_t(w)];
+      f.winner = true;
+      res.best = *std::find_if(top.begin(), top.end(), [&](const Record& r) { return r.config == f.config; });
+      res.best_search_gflops = res.best.gflops;
+      if (f.gflops > 0) {
+        res.best.seconds = f.seconds;
+        res.best.gflops = f.gflops;
+        res.best.real_gflops = opt.shape.real_flops() / f.seconds * 1e-9;
+        res.best.percent_peak = 100 * f.gflops / res.peak_gflops;
+      }
+    }
+    if (!res.finalists.empty()) {
+      nlohmann::json j{{"layer", res.layer},
+                       {"shape", opt.shape.to_string()},
+                       {"top", opt.top},
+                       {"rounds", res.top_rounds},
+                       {"winner", w >= 0 ? nlohmann::json(res.finalists[size_t(w)].config) : nlohmann::json()},
+                       {"finalists", finalists_json(res.finalists)}};
+      res.finalists_path = out_dir + "/finalists.json";
+      write_file_atomic(res.finalists_path, j.dump(2) + "\n", "the finalists",
+                        fmt::format("choose another --out; the log '{}' keeps every result", res.log_path));
+    }
   }
   res.notes = fmt::format("{}", fmt::join(notes, "; "));
 
@@ -294,13 +386,23 @@ std::string tune_summary(const TuneResult& r) {
   o += fmt::format("trials: {} ({} this run), failed: {}, wall time: {:.1f} s{}\n", r.trials, r.new_trials,
                    r.failed, r.wall_s,
                    r.new_trials ? fmt::format(" ({:.2f} s per candidate)", r.wall_s / double(r.new_trials)) : "");
+  const bool dropped = std::any_of(r.finalists.begin(), r.finalists.end(),
+                                   [](const Finalist& f) { return f.status != "ok"; });
+  if (r.finalists.size() > 1 || dropped) o += finalists_table(r.finalists, r.top_rounds);
   if (r.has_best) {
     o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s ({:.3f} ms; {:.1f} GFLOP/s on "
                      "multiply-adds not on padding){}\n",
                      r.best.gflops, 100 * r.best.gflops / r.peak_gflops, r.peak_gflops, r.best.seconds * 1e3,
                      r.best.real_gflops, r.emulated ? " (emulated: timings not meaningful)" : "");
+    if (r.top_rounds > 0)
+      o += fmt::format("  (re-measured: the median of {} rounds; {:.1f} GFLOP/s in the search)\n", r.top_rounds,
+                       r.best_search_gflops);
     o += fmt::format("config: {}\n", r.best.config);
+    if (std::any_of(r.finalists.begin(), r.finalists.end(), [](const Finalist& f) { return f.winner; }))
+      o += "verified: at every output element (the search checks --check-points samples)\n";
     o += fmt::format("kernel: {} {}\n", r.kernel_c, r.kernel_h);
+  } else if (!r.finalists.empty()) {
+    o += "best: none (no finalist passed the check at every output element)\n";
   } else {
     o += "best: none (no candidate ran correctly)\n";
   }
@@ -332,12 +434,16 @@ std::string tune_json(const TuneResult& r) {
                  {"real_gflops", r.best.real_gflops},
                  {"percent_peak", 100 * r.best.gflops / r.peak_gflops},
                  {"seconds", r.best.seconds},
+                 {"search_gflops", r.best_search_gflops > 0 ? r.best_search_gflops : r.best.gflops},
                  {"microkernels", r.best.microkernels},
                  {"kernel_c", r.kernel_c},
                  {"kernel_h", r.kernel_h}};
   } else {
     j["best"] = nullptr;
   }
+  j["finalists"] = finalists_json(r.finalists);
+  j["top_rounds"] = r.top_rounds;
+  if (!r.finalists_path.empty()) j["finalists_file"] = r.finalists_path;
   return j.dump() + "\n";  // one line: --json prints JSON Lines
 }
 

@@ -7,6 +7,8 @@
 #   crash          the convolution traps (__builtin_trap)
 #   hang           the convolution never returns
 #   wrong          the convolution runs, then spoils output[0]
+#   wrong_one      the convolution runs, then spoils output[1] only (missed by a
+#                  sampled check that does not pick element 1)
 #   killed         the compiler dies by SIGKILL
 #   full           the compiler fails as on a full disk
 # The convolution is renamed ct_conv_real and a wrapper takes its place: the
@@ -31,6 +33,7 @@ case $fault in
   crash) body='__builtin_trap();' ;;
   hang) body='for (volatile int spin = 1; spin;) {}' ;;
   wrong) body='ct_conv_real(i, w, o); o[0] += 1.0f;' ;;
+  wrong_one) body='ct_conv_real(i, w, o); o[1] += 1.0f;' ;;
   *) echo "fault_cc.sh: unknown fault '$fault'" >&2; exit 2 ;;
 esac
 entry=$base

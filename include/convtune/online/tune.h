@@ -2,11 +2,13 @@
 // The online stage for one layer (000 §4.2, §5, §6.1): build the space from a
 // class table, let a strategy propose candidates, generate and compile them
 // in parallel batches, measure them one at a time on a pinned core, record
-// every candidate, keep the best.
+// every candidate; at the end re-measure the best few and check the winner
+// at every output element (finalist.h) before writing it.
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "convtune/online/finalist.h"
 #include "convtune/online/records.h"
 #include "convtune/core/shape.h"
 
@@ -31,6 +33,8 @@ struct TuneOptions {
   int repeat = 5;
   double timeout_s = 30;    // per candidate run (verification or one measurement)
   size_t check_points = 4000;  // verified output elements; 0 = all
+  int top = 5;              // finalists re-measured at the end (finalist.h); 0 or 1: none
+  int top_rounds = 3;       // interleaved rounds of the re-measure
   std::string out_dir;      // best kernel; default convtune-out/<layer>
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
@@ -54,7 +58,11 @@ struct TuneResult {
   bool interrupted = false;
   bool emulated = false;    // timings from an emulator: not meaningful
   bool has_best = false;
-  Record best;
+  Record best;              // its figures re-measured when there were finalists
+  double best_search_gflops = 0;  // the winner's figure in the search
+  std::vector<Finalist> finalists;  // ranked; empty when interrupted or nothing ran
+  int top_rounds = 0;       // rounds re-measured (0: no re-measure)
+  std::string finalists_path;  // <out>/finalists.json
   std::string kernel_c, kernel_h, log_path, table_origin;
 };
 

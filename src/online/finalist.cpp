@@ -1,0 +1,116 @@
+// The finalists step of a tune (finalist.h).
+#include "convtune/online/finalist.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "convtune/execution/runner.h"
+
+namespace convtune {
+
+std::vector<Record> top_records(const std::vector<Record>& records, size_t k) {
+  std::vector<Record> ok;
+  std::set<std::string> seen;
+  for (const Record& r : records)
+    if (r.status == "ok" && seen.insert(r.config).second) ok.push_back(r);
+  std::stable_sort(ok.begin(), ok.end(), [](const Record& a, const Record& b) { return a.gflops > b.gflops; });
+  if (ok.size() > k) ok.resize(k);
+  return ok;
+}
+
+std::vector<size_t> round_order(size_t n, size_t round) {
+  std::vector<size_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = (i + round) % n;
+  return v;
+}
+
+void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProtocol& protocol, int rounds,
+               double timeout_s, double flops, const std::function<bool()>& stop) {
+  std::vector<std::vector<double>> secs(f.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i : round_order(f.size(), size_t(round))) {
+      if (stop()) return;
+      if (f[i].status != "ok") continue;
+      RunResult r = runner.run_conv(f[i].exe, protocol, timeout_s);
+      if (r.status != "ok") {
+        f[i].status = r.status;
+        f[i].detail = fmt::format("re-measure round {}: {}", round + 1, r.detail);
+        continue;
+      }
+      secs[i].push_back(r.seconds);
+      f[i].round_gflops.push_back(flops / r.seconds * 1e-9);
+    }
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i].status != "ok") continue;
+    f[i].seconds = median(secs[i]);
+    f[i].gflops = flops / f[i].seconds * 1e-9;
+    const auto [lo, hi] = std::minmax_element(f[i].round_gflops.begin(), f[i].round_gflops.end());
+    f[i].spread = 100 * (*hi - *lo) / median(f[i].round_gflops);
+  }
+}
+
+void rank_finalists(std::vector<Finalist>& f) {
+  auto figure = [](const Finalist& x) { return x.gflops > 0 ? x.gflops : x.search_gflops; };
+  std::stable_sort(f.begin(), f.end(), [&](const Finalist& a, const Finalist& b) {
+    if ((a.status == "ok") != (b.status == "ok")) return a.status == "ok";
+    return figure(a) > figure(b);
+  });
+}
+
+int full_check(Runner& runner, const ProblemData& full, std::vector<Finalist>& f, double timeout_s,
+               const std::function<bool()>& stop) {
+  runner.set_problem(full);
+  // Verifying is the point; the driver times afterwards, so keep that short.
+  const TimingProtocol quick{1, 1, 0};
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i].status != "ok") continue;
+    if (stop()) return -1;
+    RunResult r = runner.run_conv(f[i].exe, quick, timeout_s);
+    if (r.status == "ok") {
+      f[i].full_check = "passed";
+      return int(i);
+    }
+    f[i].full_check = "failed";
+    f[i].status = r.status;
+    f[i].detail = "full check: " + r.detail;
+  }
+  return -1;
+}
+
+nlohmann::json finalists_json(const std::vector<Finalist>& f) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Finalist& x : f) {
+    nlohmann::json j{{"config", x.config},
+                     {"search_gflops", x.search_gflops},
+                     {"status", x.status},
+                     {"full_check", x.full_check},
+                     {"winner", x.winner}};
+    if (!x.detail.empty()) j["detail"] = x.detail;
+    if (x.gflops > 0) {
+      j["gflops"] = x.gflops;
+      j["seconds"] = x.seconds;
+      j["round_gflops"] = x.round_gflops;
+      j["spread_percent"] = x.spread;
+    }
+    a.push_back(j);
+  }
+  return a;
+}
+
+std::string finalists_table(const std::vector<Finalist>& f, int rounds) {
+  std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes:\n", rounds);
+  o += fmt::format("  {:>14} {:>14} {:>7}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread", "result",
+                   "config");
+  for (const Finalist& x : f) {
+    const std::string result = x.winner ? "winner" : x.status != "ok" ? x.status : "";
+    o += fmt::format("  {:>14.1f} {:>14} {:>7}  {:<13} {}\n", x.search_gflops,
+                     x.gflops > 0 ? fmt::format("{:.1f}", x.gflops) : "-",
+                     x.gflops > 0 ? fmt::format("{:.1f}%", x.spread) : "-", result, x.config);
+    if (!x.detail.empty()) o += "      " + x.detail + "\n";
+  }
+  return o;
+}
+
+}  // namespace convtune

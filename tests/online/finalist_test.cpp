@@ -1,0 +1,246 @@
+// The finalists step at the end of a tune (finalist.h): the K best distinct
+// configurations re-measured interleaved, the winner checked at every output
+// element before it is written, all of it reported; the log is untouched.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "convtune/online/finalist.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+const std::string kFast = " --arch avx2 --table " + std::string(CONVTUNE_SOURCE_DIR) +
+                          "/configs/tables/avx2.json --shape K=32,C=16,H=8,R=3 --min-repeat-ms 1 --repeat 1 "
+                          "--no-onednn -q";
+const std::string kFaultCc = std::string(CONVTUNE_SOURCE_DIR) + "/tests/execution/fault_cc.sh";
+
+std::vector<nlohmann::json> log_of(const std::string& path) {
+  std::vector<nlohmann::json> v;
+  std::istringstream ss(test::read_file(path));
+  for (std::string line; std::getline(ss, line);)
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+// tune under fault_cc.sh with the given faults; stdout and the exit code.
+test::CliResult tune_with_faults(const test::TempDir& td, const std::string& faults, const std::string& args) {
+  std::string cmd = "env CC=" + kFaultCc + " FAULT_CC_FAULTS=" + faults + " " + CONVTUNE_BIN + " tune" + kFast + args +
+                    " > " + td.file("stdout") + " 2> " + td.file("stderr");
+  int rc = std::system(cmd.c_str());
+  test::CliResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = test::read_file(td.file("stdout"));
+  r.err = test::read_file(td.file("stderr"));
+  return r;
+}
+
+Record rec(const std::string& config, double gflops, const std::string& status = "ok") {
+  Record r;
+  r.config = config;
+  r.gflops = gflops;
+  r.status = status;
+  return r;
+}
+
+TEST(Finalists, TopRecordsAreTheBestDistinctOkOnes) {
+  const std::vector<Record> log = {rec("a", 10), rec("b", 30), rec("c", 99, "wrong_result"), rec("b", 50),
+                                   rec("d", 20), rec("e", 40)};
+  std::vector<std::string> got;
+  for (const Record& r : top_records(log, 3)) got.push_back(r.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"e", "b", "d"}));  // b's first figure, 30, counts
+  EXPECT_EQ(top_records(log, 10).size(), 4u);
+  EXPECT_TRUE(top_records(log, 0).empty());
+}
+
+TEST(Finalists, EveryRoundRotatesTheOrder) {
+  EXPECT_EQ(round_order(3, 0), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(round_order(3, 1), (std::vector<size_t>{1, 2, 0}));
+  EXPECT_EQ(round_order(3, 2), (std::vector<size_t>{2, 0, 1}));
+  EXPECT_EQ(round_order(3, 3), round_order(3, 0));
+}
+
+TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
+  std::vector<Finalist> f(4);
+  f[0].config = "slow-now";
+  f[0].search_gflops = 90;
+  f[0].gflops = 40;
+  f[1].config = "dropped";
+  f[1].search_gflops = 95;
+  f[1].status = "crash";
+  f[2].config = "fast-now";
+  f[2].search_gflops = 80;
+  f[2].gflops = 60;
+  f[3].config = "unmeasured";
+  f[3].search_gflops = 50;
+  rank_finalists(f);
+  std::vector<std::string> got;
+  for (const auto& x : f) got.push_back(x.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"fast-now", "unmeasured", "slow-now", "dropped"}));
+}
+
+TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range check
+  auto r = run_cli("tune" + kFast + " --top -1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "convtune: error: --top: -1 is out of range; give a number of finalists (0 or 1: no re-measure) in [0, "
+            "1000]\n");
+  r = run_cli("tune" + kFast + " --top-rounds 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "convtune: error: --top-rounds: 0 is out of range; give a number of rounds in [1, 1000]\n");
+}
+
+TEST(Finalists, TheBestAreReMeasuredAndTheWinnerIsWritten) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 6 --top 3 --top-rounds 2 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  auto log = log_of(td.file("log.jsonl"));
+  ASSERT_EQ(log.size(), 6u);  // no record for the re-measure
+  // The finalists are the 3 best of the log, distinct, ranked by the new figure.
+  std::vector<std::pair<double, std::string>> by_search;
+  for (const auto& rec : log)
+    if (rec["status"] == "ok") by_search.emplace_back(rec["gflops"].get<double>(), rec["config"].get<std::string>());
+  ASSERT_GE(by_search.size(), 3u);
+  std::sort(by_search.rbegin(), by_search.rend());
+  std::set<std::string> expected{by_search[0].second, by_search[1].second, by_search[2].second}, got;
+  const auto& fin = j["finalists"];
+  ASSERT_EQ(fin.size(), 3u) << j;
+  EXPECT_EQ(j["top_rounds"], 2);
+  for (size_t i = 0; i < fin.size(); ++i) {
+    got.insert(fin[i]["config"].get<std::string>());
+    EXPECT_EQ(fin[i]["status"], "ok") << fin[i];
+    EXPECT_EQ(fin[i]["round_gflops"].size(), 2u) << fin[i];
+    EXPECT_GE(fin[i]["spread_percent"].get<double>(), 0);
+    if (i > 0) EXPECT_GE(fin[i - 1]["gflops"].get<double>(), fin[i]["gflops"].get<double>());
+    EXPECT_EQ(fin[i]["winner"], i == 0);
+    EXPECT_EQ(fin[i]["full_check"], i == 0 ? "passed" : "not run");
+  }
+  EXPECT_EQ(got, expected);
+  // best is the re-measured winner, with its search figure beside it.
+  const std::string winner = fin[0]["config"];
+  EXPECT_EQ(j["best"]["config"], winner);
+  EXPECT_EQ(j["best"]["gflops"], fin[0]["gflops"]);
+  EXPECT_EQ(j["best"]["search_gflops"], fin[0]["search_gflops"]);
+  EXPECT_NE(test::read_file(j["best"]["kernel_c"]).find(" * config: " + winner + "\n"), std::string::npos);
+  auto file = nlohmann::json::parse(test::read_file(td.file("finalists.json")));
+  EXPECT_EQ(j["finalists_file"], td.file("finalists.json"));
+  EXPECT_EQ(file["winner"], winner);
+  EXPECT_EQ(file["rounds"], 2);
+  EXPECT_EQ(file["finalists"], fin);
+}
+
+TEST(Finalists, TopOneMeasuresNothingAgain) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 3 --top 1 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["top_rounds"], 0);
+  ASSERT_EQ(j["finalists"].size(), 1u) << j;
+  EXPECT_FALSE(j["finalists"][0].contains("gflops")) << j;
+  EXPECT_EQ(j["finalists"][0]["full_check"], "passed");  // still checked everywhere
+  EXPECT_EQ(j["best"]["gflops"], j["best"]["search_gflops"]);
+  EXPECT_EQ(log_of(td.file("log.jsonl")).size(), 3u);
+  // And the human summary has no finalists table; the winner is still checked.
+  test::TempDir td2;
+  r = run_cli("tune" + kFast + " --trials 2 --top 0 --out " + td2.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("finalists"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("re-measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverified: at every output element (the search checks --check-points samples)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+// Candidates wrong at one output element that the sampled check does not
+// pick pass the search; the check at every element catches them.
+TEST(Finalists, AWinnerWrongAtOneElementIsSkipped) {
+  test::TempDir td;
+  auto r = tune_with_faults(td, "cand00000:wrong_one,cand00001:wrong_one",
+                            " --trials 3 --top 3 --check-points 1 --json --out " + td.file("o"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto log = log_of(td.file("o/log.jsonl"));
+  ASSERT_EQ(log.size(), 3u);
+  for (const auto& rec : log) ASSERT_EQ(rec["status"], "ok") << rec;  // the fault escaped the sampled check
+  auto j = nlohmann::json::parse(r.out);
+  const std::string good = log[2]["config"];
+  EXPECT_EQ(j["best"]["config"], good);
+  EXPECT_NE(test::read_file(td.file("o/" + log[2]["layer"].get<std::string>() + ".c")).find(" * config: " + good + "\n"),
+            std::string::npos);
+  int winners = 0;
+  for (const auto& f : j["finalists"]) {
+    if (f["winner"]) {
+      ++winners;
+      EXPECT_EQ(f["config"], good);
+      EXPECT_EQ(f["full_check"], "passed");
+    } else if (f["full_check"] == "failed") {
+      EXPECT_NE(f["config"], good);
+      EXPECT_EQ(f["status"], "wrong_result");
+      EXPECT_EQ(f["detail"].get<std::string>().rfind("full check: output element 1 differs from the reference by ", 0),
+                0u)
+          << f;
+    } else {
+      EXPECT_EQ(f["full_check"], "not run") << f;
+    }
+  }
+  EXPECT_EQ(winners, 1);
+}
+
+TEST(Finalists, WhenEveryFinalistIsWrongNothingIsWritten) {
+  test::TempDir td;
+  auto r = tune_with_faults(td, "cand00000:wrong_one,cand00001:wrong_one",
+                            " --trials 2 --top 2 --check-points 1 --out " + td.file("o"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("finalists, re-measured in 3 interleaved rounds of fresh processes:\n"), std::string::npos)
+      << r.out;
+  size_t failed = 0;
+  for (size_t at = 0; (at = r.out.find("full check: output element 1 differs", at)) != std::string::npos; ++at)
+    ++failed;
+  EXPECT_EQ(failed, 2u) << r.out;
+  EXPECT_NE(r.out.find("best: none (no finalist passed the check at every output element)\n"), std::string::npos)
+      << r.out;
+  for (const auto& e : std::filesystem::directory_iterator(td.file("o")))
+    EXPECT_NE(e.path().extension(), ".c") << e.path();
+  auto file = nlohmann::json::parse(test::read_file(td.file("o/finalists.json")));
+  EXPECT_TRUE(file["winner"].is_null());
+}
+
+// Finalists from a resumed log are generated and built again (as finalNN);
+// one that now fails is dropped and reported.
+TEST(Finalists, ResumedFinalistsAreRebuiltAndAFailingOneDropped) {
+  test::TempDir td;
+  const std::string out = " --out " + td.file("o");
+  auto r = run_cli("tune" + kFast + " --trials 2 --top 0" + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = tune_with_faults(td, "final00:crash,final01:crash,final02:crash",
+                       " --trials 3 --top 3 --top-rounds 1 --resume --json" + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto log = log_of(td.file("o/log.jsonl"));
+  ASSERT_EQ(log.size(), 3u);
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["finalists"].size(), 3u) << j;
+  EXPECT_EQ(j["best"]["config"], log[2]["config"]);
+  for (const auto& f : j["finalists"]) {
+    if (f["config"] == log[2]["config"]) {
+      EXPECT_TRUE(f["winner"].get<bool>());
+      continue;
+    }
+    EXPECT_EQ(f["status"], "crash") << f;
+    EXPECT_EQ(f["detail"].get<std::string>().rfind("re-measure round 1: killed by signal 4", 0), 0u) << f;
+    EXPECT_FALSE(f.contains("gflops")) << f;
+  }
+  EXPECT_EQ(j["finalists"][2]["status"], "crash");  // the dropped rank last
+}
+
+}  // namespace
+}  // namespace convtune
