@@ -65,6 +65,8 @@ JsonLinesTail read_json_lines(const std::string& path, const JsonLinesName& name
         j = nlohmann::json::parse(line);
       } catch (const nlohmann::json::parse_error& e) {
         throw Error(fmt::format("not a JSON object (syntax error at byte {})", e.byte));
+      } catch (const nlohmann::json::exception&) {  // e.g. 406: a number beyond double's range
+        throw Error("not a JSON object (a number is out of range)");
       }
       each(j, line_no);
     } catch (const Error& e) {

@@ -93,6 +93,10 @@ ClassTable read_table(const std::string& path) {
     throw Error(fmt::format("class table '{}' is corrupt or truncated ({}); re-run 'convtune "
                             "profile' or delete it",
                             path, msg));
+  } catch (const json::exception&) {  // e.g. 406: a number beyond double's range
+    throw Error(fmt::format("class table '{}' is corrupt (a number is out of range); re-run 'convtune "
+                            "profile' or delete it",
+                            path));
   }
   return table_from_json(j, path);
 }

@@ -215,6 +215,18 @@ TEST(ClassTableTest, CorruptFile) {
                 "invalid literal); re-run 'convtune profile' or delete it");
 }
 
+TEST(ClassTableTest, NumberOutOfRange) {  // nlohmann's out_of_range 406, found by the fuzzer
+  TempDir td;
+  std::string p = td.file("n.json");
+  std::string text = table_to_json(sample_table()).dump();
+  size_t at = text.find("\"peak_gflops\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 14, "3e554432,\"x\":");
+  write_file(p, text);
+  EXPECT_EQ(error_of([&] { read_table(p); }),
+            "class table '" + p + "' is corrupt (a number is out of range); re-run 'convtune profile' or delete it");
+}
+
 TEST(ClassTableTest, MissingKey) {
   TempDir td;
   std::string p = td.file("k.json");

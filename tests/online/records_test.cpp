@@ -115,6 +115,12 @@ TEST(Records, InvalidCompleteLinesAreRefusedWithTheLineNumber) {
   text.replace(text.find("\"gflops\":13.0"), 13, "\"gflops\":NaN");
   test::write_file(log, text + "\n");
   EXPECT_EQ(error_of([&] { read_log(log); }).rfind("log '" + log + "' line 1: not a JSON object (syntax error", 0), 0u);
+  // A number beyond double's range: nlohmann throws out_of_range, not parse_error (found by the fuzzer).
+  text = j.dump();
+  text.replace(text.find("\"gflops\":13.0"), 13, "\"gflops\":3e554");
+  test::write_file(log, text + "\n");
+  EXPECT_EQ(error_of([&] { read_log(log); }),
+            "log '" + log + "' line 1: not a JSON object (a number is out of range)" + fix);
 }
 
 TEST(Records, AppendReportsTheRealErrno) {
