@@ -12,6 +12,7 @@ awk '
   out && gskip && /^\[  SKIPPED \]/ { gskip = 0; next }
   out && gskip { reason = reason (reason == "" ? "" : " ") $0; next }
   out && /[^ -]/ { last = $0; next }
-  !out && /[Ss]kip/ { skipped = 1 }
+  # the verdict lines ctest writes, not a test name that happens to say Skipped
+  !out && (/^Skip (regular expression found|return code)/ || /^Test Skipped/ || /^Test not run/) { skipped = 1 }
   / end time: / { if (skipped) printf "skipped %s: %s\n", name, (reason != "" ? reason : last); skipped = 0 }
 ' "$1"
