@@ -88,6 +88,18 @@ show "resume after kill -9 (the lock went with the holder)" -- "$bin" tune --sha
 lines_ok twice/log.jsonl
 echo "  leftover work dirs after the next run: $(ls -d "${TMPDIR:-/tmp}"/convtune-tune-* 2>/dev/null | wc -l)"
 
+# A profile killed with SIGKILL mid-measurement, then resumed.
+prof=(profile --quick --arch avx2 --out prof/t.json --min-repeat-ms 1 --repeat 1)
+mkdir -p prof
+"$bin" "${prof[@]}" -q >/dev/null 2>&1 &  # a simple command, so $! is convtune itself
+p=$!
+for _ in $(seq 300); do [ "$(cat prof/t.json.journal.jsonl 2>/dev/null | wc -l)" -ge 10 ] && break; sleep 0.1; done
+kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null
+printf '\n### profile killed with SIGKILL\n  journal: %s lines kept\n' "$(wc -l <prof/t.json.journal.jsonl)"
+show "profile again without --resume" -- "$bin" "${prof[@]}" -q
+show "profile --resume measures only the rest" -- "$bin" "${prof[@]}" --resume
+echo "  table: $(/usr/bin/python3 -c "import json; t=json.load(open('prof/t.json')); n=[m['name'] for m in t['microkernels']]; print(len(n), 'microkernels,', len(set(n)), 'distinct, resumed:', t.get('resumed'))")"
+
 # The compiler.
 show "CC=true (a compiler that makes nothing)" -- env CC=true "$bin" tune --shape "$small" --trials 2 --out cctrue "${fast[@]}"
 # Killed only while compiling candidates: the start-up check of the compiler passes.
