@@ -83,7 +83,7 @@ TEST(Subprocess, ConcurrentChildrenDoNotHoldEachOthersPipes) {
   }
   done = true;
   for (auto& t : slow) t.join();
-  EXPECT_LT(worst, 0.5);
+  EXPECT_LT(worst, 0.7);  // an inherited pipe waits out the rest of a 1 s sleep
 }
 
 }  // namespace

@@ -178,6 +178,11 @@ TEST(Space, NoIsaMicrokernelTilesAPrimeOutput) {
             "microkernels (convtune profile) or use a table that covers these sizes");
 }
 
+// A hang detector, not a speed goal (those live in bench/): the old pair search
+// was quadratic in Ho (hours on Ho = 1048573); the bound leaves room for ASan on
+// a loaded 2-core machine, where these take up to a few seconds.
+constexpr double kHangSeconds = 30;
+
 TEST(Space, LargeLegalShapesBuildQuickly) {
   // pad=1000000 used to hang here (every b for every a up to Ho). The shipped
   // table is a realistic one: many classes, several h per class.
@@ -194,7 +199,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
     Space sp = build_space(sh, t, 16);
     double size = sp.size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 1.0) << text;
+    EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
     EXPECT_LE(sp.choices.size(), 10000u + 32u) << text;
     std::mt19937_64 rng(1);
@@ -210,7 +215,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
     Space sp = build_space(sh, shipped, 16);
     double size = sp.size();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, 1.0) << text;
+    EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
   }
   // Ho = 720720 has 240 divisors: more pairs than the cap, and the note says so.
