@@ -21,6 +21,20 @@ UkSizes uk(int k, int c, int w, int h, int r, int s) {
   return u;
 }
 
+UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad) {
+  UkLayout l;
+  l.stride = 1 + int(i % 2);
+  const int64_t C = 3 * u.c + 1, Kp = int64_t(u.k) * lanes + pad;
+  l.in_pix = C;
+  l.in_row = ((u.w - 1) * l.stride + u.s + 2) * C;
+  l.w_c = Kp;
+  l.w_s = C * Kp;
+  l.w_r = u.s * C * Kp;
+  l.out_pix = Kp + pad / 2;
+  l.out_row = u.w * (Kp + pad / 2) + 2 * pad;
+  return l;
+}
+
 UkRecord uk_record(UkSizes u, double percent, const std::string& status) {
   UkRecord r;
   r.name = ukernel_name(u, "avx512");

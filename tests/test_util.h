@@ -3,6 +3,7 @@
 #include <string>
 
 #include "convtune/offline/class_table.h"
+#include "convtune/offline/ukernel_codegen.h"
 #include "convtune/core/error.h"
 
 namespace convtune::test {
@@ -39,6 +40,11 @@ std::string read_file(const std::string& path);
 
 /// Microkernel sizes, e.g. uk(2, 1, 1, 7) for k2c1w1h7r1s1.
 UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1);
+/// A layout with odd strides, and a conv stride of 2 every other i, so that no
+/// index of a microkernel can be silently right; `pad` extra channels per
+/// weight row and output pixel (twice that at the end of an output row).
+UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad);
+
 /// A profiled avx512 microkernel at `percent` of a 150 GFLOP/s peak.
 UkRecord uk_record(UkSizes u, double percent, const std::string& status = "ok");
 

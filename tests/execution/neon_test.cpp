@@ -37,20 +37,6 @@ Runner& runner() {
   return r;
 }
 
-// Odd strides and conv stride 2 every other one, so no index is silently right.
-UkLayout odd_layout(const UkSizes& u, int lanes, size_t i) {
-  UkLayout l;
-  l.stride = 1 + int(i % 2);
-  const int64_t C = 3 * u.c + 1, Kp = int64_t(u.k) * lanes + 8;
-  l.in_pix = C;
-  l.in_row = ((u.w - 1) * l.stride + u.s + 2) * C;
-  l.w_c = Kp;
-  l.w_s = C * Kp;
-  l.w_r = u.s * C * Kp;
-  l.out_pix = Kp + 4;
-  l.out_row = u.w * (Kp + 4) + 12;
-  return l;
-}
 
 // A profile-style unit: the kernels, then ct_profile_fns[] (microkernels/driver.c).
 std::string unit_source(const Isa& isa, const std::vector<UkCase>& cases, const std::string& extra = "",
@@ -88,7 +74,7 @@ TEST(NeonUkernels, QuickSubsetMatchesReferenceUnderQemu) {
   std::vector<UkSizes> sample = quick_subset(isa);
   ASSERT_GE(sample.size(), 20u);
   std::vector<UkCase> cases;
-  for (size_t i = 0; i < sample.size(); ++i) cases.push_back({sample[i], odd_layout(sample[i], isa.lanes, i)});
+  for (size_t i = 0; i < sample.size(); ++i) cases.push_back({sample[i], test::odd_layout(sample[i], isa.lanes, i, 8)});
   auto status = measure_all(unit_source(isa, cases), cases);
   ASSERT_EQ(status.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(status[i], "ok") << sizes_text(cases[i].u);
@@ -101,7 +87,7 @@ TEST(NeonUkernels, WrongAndCrashingKernelsAreCaught) {
   if (cpu_supports(isa)) GTEST_SKIP() << "this CPU runs NEON natively";
   SKIP_UNLESS_EMULATION_WORKS();
   UkSizes u{2, 1, 7, 1, 1, 1};
-  std::vector<UkCase> cases{{u, odd_layout(u, isa.lanes, 0)}, {u, odd_layout(u, isa.lanes, 1)}};
+  std::vector<UkCase> cases{{u, test::odd_layout(u, isa.lanes, 0, 8)}, {u, test::odd_layout(u, isa.lanes, 1, 8)}};
   std::string trap = "static void trap(const float *I, const float *W, float *O, long nc, int a)\n"
                      "{ (void)I; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n";
   std::string src = unit_source(isa, cases, trap, {"trap", "uk0"});

@@ -92,16 +92,7 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
   std::string src = "#include <" + isa.header + ">\n";
   for (size_t i = 0; i < sample.size(); ++i) {
     const UkSizes& u = sample[i];
-    UkLayout l;
-    l.stride = 1 + int(i % 2);
-    const int64_t C = 3 * u.c + 1, Kp = int64_t(u.k) * isa.lanes + 16;
-    l.in_pix = C;
-    l.in_row = ((u.w - 1) * l.stride + u.s + 2) * C;
-    l.w_c = Kp;
-    l.w_s = C * Kp;
-    l.w_r = u.s * C * Kp;
-    l.out_pix = Kp + 16;
-    l.out_row = u.w * (Kp + 16) + 32;
+    UkLayout l = test::odd_layout(u, isa.lanes, i, 16);
     layouts.push_back(l);
     src += emit_ukernel(isa, u, l, "uk" + std::to_string(i));
     src += "void call" + std::to_string(i) +
