@@ -7,12 +7,14 @@
  * for whole convolutions the reference values come from convtune, runner.h),
  * times it with timing.c and prints one JSON object per line on stdout:
  *
- *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_entry on DATA
- *       {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
+ *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_pack, then ct_conv_entry on DATA
+ *       (CONTRACT.md "Generated convolutions"; checked with the input against
+ *       an inaccessible page on either side and guard zones around the packed
+ *       weights and the output) {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
  *       "calls_per_sample":..,"counters":[..],"counter_names":".."} or
  *       {"status":"wrong_result","detail":".."}
  *   CPU ukernels NC_VERIFY NC_TIME MIN_MS REPEAT DISCARD LANES
- *       {POS INDEX k c w h r s IROW IPIX ST WR WS WC OROW OPIX}...
+ *       {POS INDEX k c w h r s IROW IPIX ST WR WS WC WIT OROW OPIX}...
  *       {"pos":..,"status":"ok"|"wrong_result","median_s":..,"counters":[per call]}
  *       per microkernel ct_profile_fns[INDEX]
  *   CPU peak ITERS MIN_MS REPEAT DISCARD    {"status":"ok","median_s":..} for ct_peak
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <signal.h>
@@ -39,12 +42,15 @@
 #include <papi.h>
 #endif
 
-typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);
+typedef void (*ct_ukernel_fn)(const float *, long, const float *, float *, long, int);
 extern const ct_ukernel_fn ct_profile_fns[] __attribute__((weak));
 extern double ct_peak(long iters, const float *seed) __attribute__((weak));
-/* A convolution candidate is compiled with -D<its name>=ct_conv_entry. */
+/* A convolution candidate is compiled with -D<its name>=ct_conv_entry,
+   -D<its name>_pack=ct_conv_pack, -D<its name>_packed_floats=ct_conv_packed_floats. */
 extern void ct_conv_entry(const float *restrict input, const float *restrict weights, float *restrict output)
     __attribute__((weak));
+extern void ct_conv_pack(const float *restrict kcrs, float *restrict packed) __attribute__((weak));
+extern const unsigned long ct_conv_packed_floats __attribute__((weak));
 
 /* ---- JSON lines ---------------------------------------------------------- */
 static void json_string(const char *s) {
@@ -193,50 +199,106 @@ static void conv_call(void *p) {
   ct_conv_entry(c->in, c->w, c->out);
 }
 
+/* n floats right after an inaccessible page (at_end 0) or right before one
+   (at_end 1): a read past either end of the input faults instead of passing. */
+static float *guarded_floats(size_t n, int at_end) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = n * sizeof(float);
+  const size_t span = (bytes + page - 1) / page * page;
+  char *m = mmap(NULL, span + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
+    report("error", "out of memory");
+    exit(2);
+  }
+  mprotect(m, page, PROT_NONE);
+  mprotect(m + page + span, page, PROT_NONE);
+  return (float *)(at_end ? m + page + span - bytes : m + page);
+}
+
+/* Guard zones: CT_GUARD floats on either side of a buffer, holding a pattern
+   the code under test has no reason to write. */
+enum { CT_GUARD = 64 };
+static const uint32_t guard_bits = 0x7fc0dead; /* a NaN with a payload */
+static float *with_guards(size_t n) {
+  float *b = xmalloc(sizeof(float) * (n + 2 * CT_GUARD));
+  for (size_t i = 0; i < CT_GUARD; ++i) {
+    memcpy(&b[i], &guard_bits, 4);
+    memcpy(&b[CT_GUARD + n + i], &guard_bits, 4);
+  }
+  return b + CT_GUARD;
+}
+/* "" when both zones are intact, else where the first write landed. */
+static const char *guard_damage(const float *b, size_t n, char *msg, size_t len) {
+  for (long i = -CT_GUARD; i < (long)CT_GUARD; ++i) {
+    const float *g = i < 0 ? b + i : b + n + (size_t)i;
+    if (memcmp(g, &guard_bits, 4) != 0) {
+      snprintf(msg, len, "%ld float(s) %s", i < 0 ? -i : i + 1, i < 0 ? "before its start" : "past its end");
+      return msg;
+    }
+  }
+  return "";
+}
+
 static int run_conv(char **argv) {
-  if (!ct_conv_entry) {
-    report("error", "built without a convolution (-D<name>=ct_conv_entry)");
+  if (!ct_conv_entry || !ct_conv_pack || !&ct_conv_packed_floats) {
+    report("error", "built without a convolution (-D<name>=ct_conv_entry, _pack, _packed_floats)");
     return 2;
   }
   FILE *f = fopen(argv[0], "rb");
-  char magic[8], msg[256];
+  char magic[8], msg[320], where[96];
   int64_t n[4];
   double tol;
   long bad;
   ct_protocol p = protocol(argv + 1);
-  if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB1", 8) != 0 || fread(n, 8, 4, f) != 4 ||
+  if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB2", 8) != 0 || fread(n, 8, 4, f) != 4 ||
       fread(&tol, 8, 1, f) != 1) {
     snprintf(msg, sizeof msg, "cannot read %s", argv[0]);
     report("error", msg);
     return 2;
   }
-  float *in = xmalloc(sizeof(float) * (size_t)n[0]), *w = xmalloc(sizeof(float) * (size_t)n[1]),
-        *out = xmalloc(sizeof(float) * (size_t)n[2]);
+  const size_t np = (size_t)ct_conv_packed_floats;
+  float *in = guarded_floats((size_t)n[0], 1), *in_low = guarded_floats((size_t)n[0], 0),
+        *kcrs = xmalloc(sizeof(float) * (size_t)n[1]), *w = with_guards(np), *out = with_guards((size_t)n[2]);
   int64_t *idx = xmalloc(sizeof(int64_t) * (size_t)n[3]);
   double *val = xmalloc(sizeof(double) * (size_t)n[3]);
-  if (fread(in, 4, (size_t)n[0], f) != (size_t)n[0] || fread(w, 4, (size_t)n[1], f) != (size_t)n[1] ||
+  if (fread(in, 4, (size_t)n[0], f) != (size_t)n[0] || fread(kcrs, 4, (size_t)n[1], f) != (size_t)n[1] ||
       fread(idx, 8, (size_t)n[3], f) != (size_t)n[3] || fread(val, 8, (size_t)n[3], f) != (size_t)n[3]) {
     snprintf(msg, sizeof msg, "%s is truncated", argv[0]);
     report("error", msg);
     return 2;
   }
   fclose(f);
-  /* The kernel overwrites its output: start from NaN so a skipped element shows. */
-  for (int64_t i = 0; i < n[2]; ++i) out[i] = NAN;
-  ct_conv_entry(in, w, out);
-  bad = ct_check_points(out, idx, val, (long)n[3], tol, NULL);
-  if (bad >= 0) {
-    snprintf(msg, sizeof msg, "output element %lld differs from the reference by %.3g (tolerance %.3g)",
-             (long long)idx[bad], absd((double)out[idx[bad]] - val[bad]), tol);
+  memcpy(in_low, in, sizeof(float) * (size_t)n[0]);
+  ct_conv_pack(kcrs, w);
+  if (*guard_damage(w, np, where, sizeof where)) {
+    snprintf(msg, sizeof msg, "the packing function wrote %s of the packed weights (%zu floats)", where, np);
     report("wrong_result", msg);
     return 0;
+  }
+  /* The kernel overwrites its output: start from NaN so a skipped element
+     shows. Once with the input's last byte before an inaccessible page, once
+     with its first byte after one. */
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t i = 0; i < n[2]; ++i) out[i] = NAN;
+    ct_conv_entry(pass ? in_low : in, w, out);
+    if (*guard_damage(out, (size_t)n[2], where, sizeof where)) {
+      snprintf(msg, sizeof msg, "wrote %s of the output (%lld floats)", where, (long long)n[2]);
+      report("wrong_result", msg);
+      return 0;
+    }
+    bad = ct_check_points(out, idx, val, (long)n[3], tol, NULL);
+    if (bad >= 0) {
+      snprintf(msg, sizeof msg, "output element %lld differs from the reference by %.3g (tolerance %.3g)",
+               (long long)idx[bad], absd((double)out[idx[bad]] - val[bad]), tol);
+      report("wrong_result", msg);
+      return 0;
+    }
   }
   printf("{\"event\":\"verified\"}\n");
   fflush(stdout);
   struct counters cnt;
   counters_open(&cnt);
   ct_clock clock = make_clock(&cnt);
-  struct conv_ctx c = {in, w, out};
+  struct conv_ctx c = {in_low, w, out};
   ct_timing t;
   t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
   ct_time_calls(conv_call, &c, &p, &clock, &t);
@@ -252,7 +314,7 @@ static int run_conv(char **argv) {
 
 /* ---- ukernels: checked against the contract's reference (reference.c) ---- */
 enum { K = CT_K, C = CT_C, W = CT_W, H = CT_H, R = CT_R, S = CT_S, IROW = CT_IROW, IPIX = CT_IPIX, ST = CT_ST,
-       WR = CT_WR, WS = CT_WS, WC = CT_WC, OROW = CT_OROW, OPIX = CT_OPIX, NPARAM = CT_NPARAM };
+       WR = CT_WR, WS = CT_WS, WC = CT_WC, WIT = CT_WIT, OROW = CT_OROW, OPIX = CT_OPIX, NPARAM = CT_NPARAM };
 
 struct uk_ctx {
   ct_ukernel_fn fn;
@@ -262,7 +324,7 @@ struct uk_ctx {
 };
 static void uk_call(void *p) {
   struct uk_ctx *c = p;
-  c->fn(c->in, c->w, c->out, c->nc, 1);
+  c->fn(c->in, 0, c->w, c->out, c->nc, 1);
 }
 
 static int same(const float *a, const float *b, long n, double tol) {
@@ -288,7 +350,7 @@ static int run_ukernels(int argc, char **argv) {
     long pos = atol(argv[a]), index = atol(argv[a + 1]), d[NPARAM];
     for (int i = 0; i < NPARAM; ++i) d[i] = atol(argv[a + 2 + i]);
     long n_in = ((d[H] - 1) * d[ST] + d[R] - 1) * d[IROW] + ((d[W] - 1) * d[ST] + d[S] - 1) * d[IPIX] + ncm * d[C];
-    long n_w = (d[R] - 1) * d[WR] + (d[S] - 1) * d[WS] + (ncm * d[C] - 1) * d[WC] + d[K] * lanes;
+    long n_w = (ncm - 1) * d[WIT] + (d[R] - 1) * d[WR] + (d[S] - 1) * d[WS] + (d[C] - 1) * d[WC] + d[K] * lanes;
     long n_out = (d[H] - 1) * d[OROW] + (d[W] - 1) * d[OPIX] + d[K] * lanes;
     float *in = xmalloc(sizeof(float) * (size_t)n_in), *w = xmalloc(sizeof(float) * (size_t)n_w),
           *out = xmalloc(sizeof(float) * (size_t)n_out), *ref = xmalloc(sizeof(float) * (size_t)n_out);
@@ -302,10 +364,10 @@ static int run_ukernels(int argc, char **argv) {
     for (long h = 0; h < d[H]; ++h)
       for (long x = 0; x < d[W]; ++x)
         for (long k = 0; k < d[K] * lanes; ++k) out[h * d[OROW] + x * d[OPIX] + k] = NAN;
-    fn(in, w, out, ncv, 0);
+    fn(in, 0, w, out, ncv, 0);
     ct_ref_ukernel(d, lanes, in, w, ref, ncv, 0);
     int good = same(out, ref, n_out, tol);
-    fn(in, w, out, ncv, 1);
+    fn(in, 0, w, out, ncv, 1);
     ct_ref_ukernel(d, lanes, in, w, ref, ncv, 1);
     good = good && same(out, ref, n_out, 2 * tol);
     if (!good) {

@@ -30,6 +30,7 @@ UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad) {
   l.w_c = Kp;
   l.w_s = C * Kp;
   l.w_r = u.s * C * Kp;
+  l.w_it = u.c * Kp;  // RSCK, unpacked: the contract allows any strides
   l.out_pix = Kp + pad / 2;
   l.out_row = u.w * (Kp + pad / 2) + 2 * pad;
   return l;

@@ -19,7 +19,7 @@ class Im2colBlas : public Baseline {
     openblas_set_num_threads(1);
     const Shape& s = p.shape;
     in_ = input_nchw(p);
-    w_ = weights_kcrs(p);
+    w_ = p.weights;  // KCRS: the [K][C*R*S] matrix of the GEMM
     out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
     direct_ = s.R == 1 && s.S == 1 && s.stride == 1 && s.pad == 0;
     if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);

@@ -25,16 +25,18 @@ class Onednn : public Baseline {
     const Shape& s = p.shape;
     const memory::dims src{s.N, s.C, s.H, s.W}, wei{s.K, s.C, s.R, s.S}, dst{s.N, s.K, s.Ho(), s.Wo()};
     const memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
-    auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, tag::any); };
+    // Activations in the layout every implementation gets (NHWC in and out);
+    // the weights in whatever oneDNN packs them into, reordered once here.
+    auto md = [](const memory::dims& d, tag t) { return memory::desc(d, memory::data_type::f32, t); };
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      any(src), any(wei), any(dst), strides, pad, pad);
+                                      md(src, tag::nhwc), md(wei, tag::any), md(dst, tag::nhwc), strides, pad, pad);
     pd_ = dnnl::convolution_forward::primitive_desc(d, eng_);
     conv_ = dnnl::convolution_forward(pd_);
-    user_src_ = input_nhwc(p);
-    user_wei_ = weights_rsck(p);
-    user_dst_.assign(size_t(s.N * s.Ho() * s.Wo() * s.K), 0.f);
+    user_src_ = p.input;
+    user_wei_ = p.weights;  // KCRS = oneDNN's oihw
+    user_dst_.assign(p.output_size(), 0.f);
     src_ = place(memory({src, memory::data_type::f32, tag::nhwc}, eng_, user_src_.data()), pd_.src_desc());
-    wei_ = place(memory({wei, memory::data_type::f32, tag::hwio}, eng_, user_wei_.data()), pd_.weights_desc());
+    wei_ = place(memory({wei, memory::data_type::f32, tag::oihw}, eng_, user_wei_.data()), pd_.weights_desc());
     dst_ = memory(pd_.dst_desc(), eng_);
     user_dst_mem_ = memory({dst, memory::data_type::f32, tag::nhwc}, eng_, user_dst_.data());
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
@@ -48,11 +50,13 @@ class Onednn : public Baseline {
   }
 
   std::vector<float> output() override {
-    if (pd_.dst_desc() == user_dst_mem_.get_desc())
-      return output_from_nhwc(p_, static_cast<const float*>(dst_.get_data_handle()));
-    dnnl::reorder(dst_, user_dst_mem_).execute(strm_, dst_, user_dst_mem_);
-    strm_.wait();
-    return output_from_nhwc(p_, user_dst_.data());
+    if (pd_.dst_desc() != user_dst_mem_.get_desc()) {
+      dnnl::reorder(dst_, user_dst_mem_).execute(strm_, dst_, user_dst_mem_);
+      strm_.wait();
+      return user_dst_;
+    }
+    const float* d = static_cast<const float*>(dst_.get_data_handle());
+    return std::vector<float>(d, d + p_.output_size());
   }
 
  private:

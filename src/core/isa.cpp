@@ -146,6 +146,9 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.store = get<std::string>(in, "store", origin);
   isa.broadcast = get<std::string>(in, "broadcast", origin);
   isa.fma = get<std::string>(in, "fma", origin);
+  isa.load_masked = get<std::string>(in, "load_masked", origin);
+  isa.store_masked = get<std::string>(in, "store_masked", origin);
+  for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);
   isa.peak_accumulators = j.value("peak_accumulators", isa.vector_registers * 3 / 4);

@@ -27,21 +27,15 @@
 
 namespace convtune {
 
-ProblemData ProblemData::make(const Shape& s, int64_t lanes, size_t points, uint64_t seed) {
+ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed) {
   ProblemData p;
   p.shape = s;
-  p.Kp = s.padded_K(lanes);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  const int64_t Hp = s.Hp(), Wp = s.Wp();
-  p.input.assign(size_t(s.N * Hp * Wp * s.C), 0.f);
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t y = s.pad; y < s.pad + s.H; ++y)
-      for (int64_t x = s.pad; x < s.pad + s.W; ++x)
-        for (int64_t c = 0; c < s.C; ++c) p.input[size_t(((n * Hp + y) * Wp + x) * s.C + c)] = dist(rng);
-  p.weights.assign(size_t(s.R * s.S * s.C * p.Kp), 0.f);
-  for (int64_t i = 0; i < s.R * s.S * s.C; ++i)
-    for (int64_t k = 0; k < s.K; ++k) p.weights[size_t(i * p.Kp + k)] = dist(rng);
+  p.input.resize(size_t(s.N * s.H * s.W * s.C));
+  for (auto& x : p.input) x = dist(rng);
+  p.weights.resize(size_t(s.K * s.C * s.R * s.S));
+  for (auto& x : p.weights) x = dist(rng);
   const size_t total = p.output_size();
   if (points == 0 || points >= total) {
     p.check_index.resize(total);
@@ -63,17 +57,19 @@ ProblemData ProblemData::make(const Shape& s, int64_t lanes, size_t points, uint
 
 double reference_point(const ProblemData& p, int64_t index) {
   const Shape& s = p.shape;
-  const int64_t Wo = s.Wo(), Ho = s.Ho(), Hp = s.Hp(), Wp = s.Wp();
-  int64_t k = index % p.Kp, rest = index / p.Kp;
+  const int64_t Wo = s.Wo(), Ho = s.Ho();
+  int64_t k = index % s.K, rest = index / s.K;
   int64_t ow = rest % Wo;
   rest /= Wo;
   int64_t oh = rest % Ho, n = rest / Ho;
   double sum = 0;
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t q = 0; q < s.S; ++q) {
-      const float* in = &p.input[size_t(((n * Hp + oh * s.stride + r) * Wp + ow * s.stride + q) * s.C)];
-      const float* w = &p.weights[size_t(((r * s.S + q) * s.C) * p.Kp + k)];
-      for (int64_t c = 0; c < s.C; ++c) sum += double(in[c]) * double(w[c * p.Kp]);
+      const int64_t y = oh * s.stride + r - s.pad, x = ow * s.stride + q - s.pad;
+      if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;  // zero padding
+      const float* in = &p.input[size_t(((n * s.H + y) * s.W + x) * s.C)];
+      const float* w = &p.weights[size_t((k * s.C * s.R + r) * s.S + q)];
+      for (int64_t c = 0; c < s.C; ++c) sum += double(in[c]) * double(w[c * s.R * s.S]);
     }
   return sum;
 }
@@ -133,7 +129,7 @@ void check_room(const CompileResult& r, const std::vector<std::string>& cc) {
 void write_problem(const ProblemData& p, const std::string& path) {
   const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
                         int64_t(p.check_index.size())};
-  std::string f("CTPROB1", 8);
+  std::string f("CTPROB2", 8);
   auto put = [&](const void* data, size_t bytes) { f.append(static_cast<const char*>(data), bytes); };
   put(n, sizeof n);
   put(&p.tolerance, 8);
@@ -273,7 +269,9 @@ std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, in
   Compiler c = cc_;
   // The driver calls ct_conv_entry (microkernels/driver.c); renaming the
   // candidate's function lets one compiled driver serve every symbol.
-  if (!conv_symbol.empty()) c.flags.push_back("-D" + conv_symbol + "=ct_conv_entry");
+  if (!conv_symbol.empty())
+    for (const char* part : {"=ct_conv_entry", "_pack=ct_conv_pack", "_packed_floats=ct_conv_packed_floats"})
+      c.flags.push_back("-D" + conv_symbol + part);
   std::vector<CompileResult> built = compile_all(c, jobs, parallel, on_done);
   for (const CompileResult& r : built) check_room(r, c.command);
   return built;
@@ -318,7 +316,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
       const UkLayout& l = cases[todo[pos]].l;
       for (int64_t v : {int64_t(pos), int64_t(todo[pos] - base), int64_t(u.k), int64_t(u.c), int64_t(u.w),
                         int64_t(u.h), int64_t(u.r), int64_t(u.s), l.in_row, l.in_pix, l.stride, l.w_r, l.w_s,
-                        l.w_c, l.out_row, l.out_pix})
+                        l.w_c, l.w_it, l.out_row, l.out_pix})
         argv.push_back(std::to_string(v));
     }
     size_t got = from;

@@ -4,6 +4,8 @@
 // broadcast).
 #include "convtune/offline/ukernel_codegen.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reference.h"
@@ -17,29 +19,65 @@ UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc) {
   l.in_pix = C;
   l.in_row = in_w * C;
   l.stride = 1;
+  // Packed as a convolution packs them: [c iteration][r][s][c in block][k].
   l.w_c = K;
-  l.w_s = C * K;
-  l.w_r = u.s * C * K;
+  l.w_s = u.c * K;
+  l.w_r = u.s * l.w_s;
+  l.w_it = u.r * l.w_r;
   l.out_pix = K;
   l.out_row = u.w * K;
   return l;
 }
 
+std::string generated_prelude(const Isa& isa) {
+  return fmt::format("#include <{}>\n", isa.header) + isa.prelude + "\n";
+}
+
+std::string profile_fn_table(const std::vector<std::string>& names) {
+  std::string o = "typedef void (*ct_ukernel_fn)(const float *, long, const float *, float *, long, int);\n";
+  o += "const ct_ukernel_fn ct_profile_fns[] = {\n";
+  for (const auto& n : names) o += "  " + n + ",\n";
+  return o + "};\n";
+}
+
 std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
-                         const std::string& name) {
+                         const std::string& name, const UkVariant& v) {
   const int V = isa.lanes;
+  const int k_lanes = v.k_lanes ? v.k_lanes : u.k * V;
+  // Lanes of k-vector k that exist: V, a tail 0 < n < V, or none.
+  auto lanes_of = [&](int k) { return std::max(0, std::min(V, k_lanes - k * V)); };
+  auto row_ok = [&](int h, int r) { return v.rows.empty() || (r >= v.rows[h].first && r < v.rows[h].second); };
+  auto col_ok = [&](int w, int s) { return v.cols.empty() || (s >= v.cols[w].first && s < v.cols[w].second); };
   auto acc = [](int h, int w, int k) { return fmt::format("acc_h{}_w{}_k{}", h, w, k); };
   auto optr = [&](int h, int w, int k) {
     return fmt::format("O + {}", h * l.out_row + w * l.out_pix + int64_t(k) * V);
   };
+  auto load_out = [&](int h, int w, int k) {
+    const int n = lanes_of(k);
+    return n == V ? Isa::expand(isa.load, {{"ptr", optr(h, w, k)}})
+                  : Isa::expand(isa.load_masked, {{"ptr", optr(h, w, k)}, {"n", std::to_string(n)}});
+  };
+  auto store_out = [&](int h, int w, int k) {
+    const int n = lanes_of(k);
+    return n == V ? Isa::expand(isa.store, {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}})
+                  : Isa::expand(isa.store_masked,
+                                {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}, {"n", std::to_string(n)}});
+  };
   std::string o;
   o += fmt::format(
       "/* {}: sizes k={} c={} w={} h={} r={} s={}; contract: microkernels/CONTRACT.md\n"
-      "   layout IROW={} IPIX={} ST={} WR={} WS={} WC={} OROW={} OPIX={} */\n",
-      name, u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c,
+      "   layout IROW={} IPIX={} ST={} WR={} WS={} WC={} WIT={} OROW={} OPIX={} */\n",
+      name, u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c, l.w_it,
       l.out_row, l.out_pix);
+  if (!v.full()) {
+    std::string rows, cols;
+    for (auto [a, b] : v.rows) rows += fmt::format(" [{},{})", a, b);
+    for (auto [a, b] : v.cols) cols += fmt::format(" [{},{})", a, b);
+    o += fmt::format("/* border/tail variant: r per h:{}; s per w:{}; k lanes {} */\n",
+                     rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes);
+  }
   o += fmt::format(
-      "static inline void {}(const float *restrict I, const float *restrict W,\n"
+      "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"
       "    float *restrict O, long nc, int accumulate)\n{{\n",
       name);
   for (int h = 0; h < u.h; ++h)
@@ -52,45 +90,54 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w)
       for (int k = 0; k < u.k; ++k)
-        o += fmt::format("    {} = {};\n", acc(h, w, k),
-                         Isa::expand(isa.load, {{"ptr", optr(h, w, k)}}));
+        if (lanes_of(k) > 0) o += fmt::format("    {} = {};\n", acc(h, w, k), load_out(h, w, k));
+        else o += fmt::format("    {} = {};\n", acc(h, w, k), isa.zero);
   o += "  } else {\n";
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w)
       for (int k = 0; k < u.k; ++k) o += fmt::format("    {} = {};\n", acc(h, w, k), isa.zero);
   o += "  }\n";
-  o += fmt::format("  for (long it = 0; it < nc; ++it, I += {}, W += {}) {{\n", u.c,
-                   int64_t(u.c) * l.w_c);
+  std::string loop;
   for (int cu = 0; cu < u.c; ++cu)
     for (int r = 0; r < u.r; ++r)
       for (int s = 0; s < u.s; ++s) {
-        o += fmt::format("    {{ /* c+{} r={} s={} */\n", cu, r, s);
+        bool any = false;  // a tap no output of the block reads is skipped whole
+        for (int h = 0; h < u.h; ++h)
+          for (int w = 0; w < u.w; ++w) any = any || (row_ok(h, r) && col_ok(w, s));
+        if (!any) continue;
+        loop += fmt::format("    {{ /* c+{} r={} s={} */\n", cu, r, s);
         for (int k = 0; k < u.k; ++k) {
+          if (lanes_of(k) == 0) continue;
           int64_t off = r * l.w_r + s * l.w_s + cu * l.w_c + int64_t(k) * V;
-          o += fmt::format("    const {} w_k{} = {};\n", isa.vector_type, k,
-                           Isa::expand(isa.load, {{"ptr", fmt::format("W + {}", off)}}));
+          loop += fmt::format("    const {} w_k{} = {};\n", isa.vector_type, k,
+                              Isa::expand(isa.load, {{"ptr", fmt::format("W + {}", off)}}));
         }
         for (int h = 0; h < u.h; ++h)
           for (int w = 0; w < u.w; ++w) {
+            if (!row_ok(h, r) || !col_ok(w, s)) continue;
             int64_t off = (h * l.stride + r) * l.in_row + (w * l.stride + s) * l.in_pix + cu;
-            o += "    {\n";
-            o += fmt::format("      const {} x = {};\n", isa.vector_type,
-                             Isa::expand(isa.broadcast, {{"val", fmt::format("I[{}]", off)}}));
+            loop += "    {\n";
+            loop += fmt::format("      const {} x = {};\n", isa.vector_type,
+                                Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));
             for (int k = 0; k < u.k; ++k)
-              o += fmt::format(
-                  "      {} = {};\n", acc(h, w, k),
-                  Isa::expand(isa.fma, {{"a", "x"}, {"b", fmt::format("w_k{}", k)},
-                                        {"acc", acc(h, w, k)}}));
-            o += "    }\n";
+              if (lanes_of(k) > 0)
+                loop += fmt::format("      {} = {};\n", acc(h, w, k),
+                                    Isa::expand(isa.fma, {{"a", "x"}, {"b", fmt::format("w_k{}", k)},
+                                                          {"acc", acc(h, w, k)}}));
+            loop += "    }\n";
           }
-        o += "    }\n";
+        loop += "    }\n";
       }
-  o += "  }\n";
+  if (!loop.empty()) {
+    o += fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
+    o += loop + "  }\n";
+  } else {
+    o += "  (void)I; (void)io; (void)W; (void)nc;  /* every tap reads padding */\n";
+  }
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w)
       for (int k = 0; k < u.k; ++k)
-        o += fmt::format("  {};\n", Isa::expand(isa.store, {{"ptr", optr(h, w, k)},
-                                                            {"val", acc(h, w, k)}}));
+        if (lanes_of(k) > 0) o += fmt::format("  {};\n", store_out(h, w, k));
   o += "}\n";
   return o;
 }
@@ -99,8 +146,8 @@ void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const flo
                        const float* W, float* O, int64_t nc, bool accumulate) {
   // The driver's reference (microkernels/reference.c), so tests and profile judge alike.
   const long d[CT_NPARAM] = {u.k,      u.c,      u.w,      u.h,     u.r,       u.s,       long(l.in_row),
-                             long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.out_row),
-                             long(l.out_pix)};
+                             long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.w_it),
+                             long(l.out_row), long(l.out_pix)};
   ct_ref_ukernel(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
 }
 

@@ -2,8 +2,16 @@
 // the sizes of every sub-configuration (what one iteration of a loop covers)
 // are known first, which is what the paper's innermost-outwards pass computes.
 // Lseq(h,[(a1,v1),(a2,v2)]) becomes Seq([T(a1,h), S[alpha/v1]], [T(a2,h), S[alpha/v2]]).
+//
+// Beyond the paper, as oneDNN's brgconv does it (../shared/notes/kernel-techniques.md):
+// the input is read unpadded and a microkernel call at the border runs a
+// variant whose multiply-adds on padding taps were dropped at generation time,
+// chosen per call from small tables indexed by the call's input row and column;
+// weights are packed once into the order the microkernel reads them; the K tail
+// is stored with masks, so the output is exactly K wide.
 #include "convtune/online/codegen.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -20,6 +28,18 @@ namespace {
 
 int di(Dim d) { return static_cast<int>(d); }
 
+std::string upper(std::string s) {
+  for (auto& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// One loop's contribution to an offset along a dimension: base + v*step for
+// v < count, spelled `text` in C.
+struct Term {
+  std::string text;
+  int64_t base = 0, count = 1, step = 0;
+};
+
 struct Gen {
   const Isa& isa;
   const Shape& sh;
@@ -27,11 +47,11 @@ struct Gen {
   int64_t Kp;
   size_t ublock;  // index of the first U/V specifier (the microkernel)
   UkLayout layout;
-  std::set<std::string> emitted_ukernels;
-  std::string ukernel_code;
-  std::string body;
-  // Offset terms per dimension, in units of that dimension's iterations.
-  std::array<std::vector<std::string>, kNumDims> terms;
+  int64_t kb = 0, cu = 0;  // the microkernel's k block (floats) and c unroll: the packing
+  std::map<std::string, std::string> variants;  // variant key -> function name
+  std::string ukernel_code, tables, body;
+  int sites = 0;
+  std::array<std::vector<Term>, kNumDims> terms;
   std::array<int, kNumDims> level{};  // loop-variable counters per dimension
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
@@ -73,18 +93,89 @@ struct Gen {
   }
 
   std::string offset(Dim d) const {
-    const auto& t = terms[di(d)];
-    if (t.empty()) return "0";
     std::string s;
-    for (const auto& x : t) s += (s.empty() ? "" : " + ") + x;
-    return s;
+    for (const auto& t : terms[di(d)])
+      if (!t.text.empty()) s += (s.empty() ? "" : " + ") + t.text;
+    return s.empty() ? "0" : s;
+  }
+
+  // Every value the offset along d takes at the current call site.
+  std::set<int64_t> values(Dim d) const {
+    std::set<int64_t> v{0};
+    for (const auto& t : terms[di(d)]) {
+      std::set<int64_t> next;
+      for (int64_t x : v)
+        for (int64_t i = 0; i < t.count; ++i) next.insert(x + t.base + i * t.step);
+      v.swap(next);
+    }
+    return v;
   }
 
   std::string ind(int depth) const { return std::string(2 * depth, ' '); }
 
-  void emit_ukernel_once(const UkSizes& u) {
+  // The variant's function, emitted once per file.
+  std::string variant_fn(const UkSizes& u, const UkVariant& v) {
+    std::string key = sizes_text(u);
+    for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
+    key += "|";
+    for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
+    key += fmt::format("|k{}", v.k_lanes);
+    auto it = variants.find(key);
+    if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
-    if (emitted_ukernels.insert(name).second) ukernel_code += emit_ukernel(isa, u, layout, name) + "\n";
+    if (!v.full()) name += fmt::format("_v{}", variants.size());
+    variants[key] = name;
+    ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
+    return name;
+  }
+
+  // Per-axis border patterns of a call site: for each base b (input row or
+  // column of the block's first tap, padded coordinates) the valid tap range
+  // of each output row/column of the block; full ranges are pattern 0.
+  struct Axis {
+    std::vector<std::vector<std::pair<int, int>>> patterns{{}};  // [0] = every tap
+    std::map<int64_t, int> of_base;
+  };
+  Axis axis(const std::set<int64_t>& outs, const std::set<int64_t>& taps, int blocks, int span,
+            int64_t size) const {
+    Axis a;
+    for (int64_t o : outs)
+      for (int64_t t : taps) {
+        const int64_t b = o * sh.stride + t;
+        if (a.of_base.count(b)) continue;
+        std::vector<std::pair<int, int>> p;
+        bool full = true;
+        for (int i = 0; i < blocks; ++i) {
+          // input index b - pad + i*stride + tap must lie in [0, size)
+          const int64_t first = b - sh.pad + i * sh.stride;
+          const int lo = int(std::clamp<int64_t>(-first, 0, span));
+          const int hi = int(std::clamp<int64_t>(size - first, 0, span));
+          p.push_back({lo, std::max(lo, hi)});
+          full = full && lo == 0 && hi == span;
+        }
+        if (full) {
+          a.of_base[b] = 0;
+          continue;
+        }
+        auto it = std::find(a.patterns.begin(), a.patterns.end(), p);
+        a.of_base[b] = int(it - a.patterns.begin());
+        if (it == a.patterns.end()) a.patterns.push_back(p);
+      }
+    return a;
+  }
+
+  // A lookup table of pattern ids by base, or "" when every base is interior.
+  std::string table(const Axis& a, const std::string& name) {
+    if (a.patterns.size() == 1) return "";
+    std::string t = fmt::format("static const unsigned char {}[{}] = {{", name, a.of_base.rbegin()->first + 1);
+    int64_t next = 0;
+    for (auto [b, id] : a.of_base) {
+      for (; next < b; ++next) t += "0,";
+      t += fmt::format("{},", id);
+      next = b + 1;
+    }
+    tables += t + "};\n";
+    return name;
   }
 
   // The microkernel call for specs[ublock-1] = T(nc,c) and the U block.
@@ -104,24 +195,61 @@ struct Gen {
         default: throw Error("config: U on dimension n is not a microkernel dimension");
       }
     }
-    emit_ukernel_once(u);
     const int64_t nc = specs[ublock - 1].factor;
-    const int64_t C = sh.C, S = sh.S, Wp = sh.Wp(), Hp = sh.Hp(), Wo = sh.Wo(), Ho = sh.Ho();
+    const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Wo = sh.Wo(), Ho = sh.Ho();
+    const int site = sites++;
+    const Axis ha = axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
+    const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W);
+    std::vector<int> k_lanes{0};  // 0 = no tail
+    for (int64_t k0 : values(Dim::k))
+      if (K - k0 < kb && std::find(k_lanes.begin(), k_lanes.end(), int(K - k0)) == k_lanes.end())
+        k_lanes.push_back(int(K - k0));
+    const std::string ht = table(ha, fmt::format("ct_hv{}", site));
+    const std::string wt = table(wa, fmt::format("ct_wv{}", site));
+    const size_t nw = wa.patterns.size(), nk = k_lanes.size();
+
     std::string n = offset(Dim::n), h = offset(Dim::h), w = offset(Dim::w), k = offset(Dim::k),
                 c = offset(Dim::c), r = offset(Dim::r), s = offset(Dim::s);
     std::string o;
     o += ind(depth) + "{\n";
-    o += ind(depth + 1) + fmt::format("const long n = {}, h = {}, w = {}, k = {};\n", n, h, w, k);
-    o += ind(depth + 1) + fmt::format("const long c = {}, r = {}, s = {};\n", c, r, s);
-    o += ind(depth + 1) +
-         fmt::format("{}(input + n * {} + (h * {} + r) * {} + (w * {} + s) * {} + c,\n", ukernel_name(u, isa.name),
-                     Hp * Wp * C, sh.stride, Wp * C, sh.stride, C);
-    o += ind(depth + 3) + fmt::format("weights + r * {} + s * {} + c * {} + k,\n", S * C * Kp, C * Kp, Kp);
-    o += ind(depth + 3) + fmt::format("output + n * {} + h * {} + w * {} + k,\n", Ho * Wo * Kp, Wo * Kp, Kp);
-    o += ind(depth + 3) + fmt::format("{}, (c | r | s) != 0);\n", nc);
+    const std::string in = ind(depth + 1);
+    o += in + fmt::format("const long n = {}, h = {}, w = {}, k = {};\n", n, h, w, k);
+    o += in + fmt::format("const long c = {}, r = {}, s = {};\n", c, r, s);
+    // Negative for blocks whose first tap lies in the padding: only real taps are read.
+    o += in + fmt::format("const long io = n * {} + (h * {} + r - {}) * {} + (w * {} + s - {}) * {} + c;\n",
+                          H * W * C, sh.stride, sh.pad, W * C, sh.stride, sh.pad, C);
+    o += in + fmt::format("const float *wp = weights + k * {} + c * {} + (r * {} + s) * {};\n", C * R * S,
+                          R * S * kb, S, cu * kb);
+    o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K);
+    o += in + "const int acc = (c | r | s) != 0;\n";
+    std::vector<std::string> sel;
+    if (!ht.empty()) sel.push_back(fmt::format("{}[h * {} + r] * {}", ht, sh.stride, nw * nk));
+    if (!wt.empty()) sel.push_back(fmt::format("{}[w * {} + s] * {}", wt, sh.stride, nk));
+    if (nk > 1) sel.push_back(fmt::format("(k + {} > {})", kb, K));
+    auto call = [&](size_t hi, size_t wi, size_t ki) {
+      UkVariant v;
+      v.rows = ha.patterns[hi];
+      v.cols = wa.patterns[wi];
+      v.k_lanes = k_lanes[ki];
+      return fmt::format("{}(input, io, wp, op, {}, acc);", variant_fn(u, v), nc);
+    };
+    if (sel.empty()) {
+      o += in + call(0, 0, 0) + "\n";
+    } else {
+      std::string key;
+      for (const auto& x : sel) key += (key.empty() ? "" : " + ") + x;
+      o += in + fmt::format("switch ({}) {{  /* border and tail variants; 0 = interior */\n", key);
+      for (size_t hi = 0; hi < ha.patterns.size(); ++hi)
+        for (size_t wi = 0; wi < nw; ++wi)
+          for (size_t ki = 0; ki < nk; ++ki)
+            o += in + fmt::format("  case {}: {} break;\n", (hi * nw + wi) * nk + ki, call(hi, wi, ki));
+      o += in + "}\n";
+    }
     o += ind(depth) + "}\n";
     body += o;
   }
+
+  void push(Dim d, Term t) { terms[di(d)].push_back(std::move(t)); }
 
   // Emits specs[i..] at the given depth.
   void emit(size_t i, int depth, int64_t alpha) {
@@ -139,17 +267,18 @@ struct Gen {
                                        s.seq[0].first, sz1, s.seq[1].first, sz2);
       for (int part = 0; part < 2; ++part) {
         int64_t reps = s.seq[part].first, sz = part == 0 ? sz1 : sz2;
-        std::string term = part == 0 ? fmt::format("{} * {}", var, sz)
-                                     : fmt::format("({} + {} * {})", s.seq[0].first * sz1, var, sz);
+        const int64_t base = part == 0 ? 0 : s.seq[0].first * sz1;
+        Term t{part == 0 ? fmt::format("{} * {}", var, sz) : fmt::format("({} + {} * {})", base, var, sz), base,
+               reps, sz};
         if (reps == 1) {  // a single block: no loop (its index is 0)
-          term = part == 0 ? "" : fmt::format("{}", s.seq[0].first * sz1);
+          t = Term{part == 0 ? "" : fmt::format("{}", base), base, 1, 0};
           body += ind(depth) + fmt::format("{{  /* {} h-block of {} */\n", part == 0 ? "first" : "second", sz);
         } else {
           body += ind(depth) + fmt::format("for (long {0} = 0; {0} < {1}; ++{0}) {{\n", var, reps);
         }
-        if (!term.empty()) terms[di(d)].push_back(term);
+        push(d, t);
         emit(i + 1, depth + 1, s.seq[part].second);
-        if (!term.empty()) terms[di(d)].pop_back();
+        terms[di(d)].pop_back();
         body += ind(depth) + "}\n";
       }
       --level[di(d)];
@@ -165,7 +294,7 @@ struct Gen {
     std::string var = fmt::format("{}{}", dim_char(s.dim), lv);
     body += ind(depth) + fmt::format("for (long {0} = 0; {0} < {1}; ++{0}) {{  /* {2} */\n", var, count,
                                      to_string(s));
-    terms[di(s.dim)].push_back(step == 1 ? var : fmt::format("{} * {}", var, step));
+    push(s.dim, Term{step == 1 ? var : fmt::format("{} * {}", var, step), 0, count, step});
     emit(i + 1, depth + 1, alpha);
     terms[di(s.dim)].pop_back();
     --level[di(s.dim)];
@@ -173,7 +302,28 @@ struct Gen {
   }
 };
 
+// The packing function: KCRS (PyTorch's and ONNX's layout) into
+// [Kp/kb][C/cu][R][S][cu][kb], the order the microkernel reads, zero columns
+// past K (oneDNN and XNNPACK pack the same way, once, outside the call).
+std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const std::string& fn) {
+  const int64_t C = sh.C, R = sh.R, S = sh.S;
+  return fmt::format(
+      "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
+      "  for (long k0 = 0; k0 < {1}; k0 += {2})\n"
+      "    for (long c = 0; c < {3}; ++c)\n"
+      "      for (long r = 0; r < {4}; ++r)\n"
+      "        for (long s = 0; s < {5}; ++s)\n"
+      "          for (long kk = 0; kk < {2}; ++kk) {{\n"
+      "            const long k = k0 + kk;\n"
+      "            packed[k0 * {6} + (c / {7}) * {8} + (r * {5} + s) * {9} + (c % {7}) * {2} + kk] =\n"
+      "                k < {10} ? kcrs[((k * {3} + c) * {4} + r) * {5} + s] : 0.0f;\n"
+      "          }}\n}}\n",
+      fn, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, sh.K);
+}
+
 }  // namespace
+
+int64_t packed_weight_floats(const Shape& sh, int64_t lanes) { return sh.padded_K(lanes) * sh.C * sh.R * sh.S; }
 
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   const Shape& sh = in.shape;
@@ -183,58 +333,71 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   while (ublock > 0 && specs[ublock - 1].kind == SpecKind::U) --ublock;
   const int64_t Kp = sh.padded_K(isa.lanes);
 
-  Gen g{isa, sh, specs, Kp, ublock, {}, {}, {}, {}, {}, {}};
+  Gen g{isa, sh, specs, Kp, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  g.kb = isa.lanes;
+  g.cu = 1;
+  for (size_t i = ublock; i < specs.size(); ++i) {
+    if (specs[i].kind != SpecKind::U) continue;
+    if (specs[i].dim == Dim::k) g.kb = specs[i].factor * isa.lanes;
+    if (specs[i].dim == Dim::c) g.cu = specs[i].factor;
+  }
   g.layout.in_pix = sh.C;
-  g.layout.in_row = sh.Wp() * sh.C;
+  g.layout.in_row = sh.W * sh.C;
   g.layout.stride = sh.stride;
-  g.layout.w_c = Kp;
-  g.layout.w_s = sh.C * Kp;
-  g.layout.w_r = sh.S * sh.C * Kp;
-  g.layout.out_pix = Kp;
-  g.layout.out_row = sh.Wo() * Kp;
+  g.layout.w_c = g.kb;
+  g.layout.w_s = g.cu * g.kb;
+  g.layout.w_r = sh.S * g.cu * g.kb;
+  g.layout.w_it = sh.R * sh.S * g.cu * g.kb;
+  g.layout.out_pix = sh.K;
+  g.layout.out_row = sh.Wo() * sh.K;
   g.emit(0, 1, 0);
 
   const std::string cfg = to_string(in.config);
-  const std::string fn = in.function_name;
+  const std::string fn = in.function_name, FN = upper(fn);
+  const int64_t packed = packed_weight_floats(sh, isa.lanes);
   std::string comment = fmt::format(
       "/* Generated by convtune {} -- 2D convolution, f32.\n"
       " * shape:  {}{}\n"
-      " *         output {}x{}x{} (Ho x Wo x K){}\n"
+      " *         output {}x{}x{} (Ho x Wo x K)\n"
       " * config: {}\n"
       " * isa:    {}\n"
       " * table:  {}\n"
-      " * Layouts (element strides; see {}.h and microkernels/CONTRACT.md):\n"
-      " *   input   [N][{}][{}][{}]  NHWC, zero-padded by the caller\n"
-      " *   weights [R][S][C][Kp] = [{}][{}][{}][{}]  RSCK, k innermost\n"
-      " *   output  [N][Ho][Wo][Kp] = [{}][{}][{}][{}]  NHWK, overwritten\n"
+      " * Layouts (element strides; see microkernels/CONTRACT.md):\n"
+      " *   input   [N][H][W][C] = [{}][{}][{}][{}]  NHWC, not padded: padding taps are skipped\n"
+      " *   weights [K][C][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
+      " *           into {} floats: [Kp/{}][C/{}][R][S][{}][{}], Kp = {}\n"
+      " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
       " */\n",
-      CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(),
-      sh.Wo(), sh.K,
-      Kp != sh.K ? fmt::format("; K padded to Kp={} for {}-lane vectors (000 Fig. 8)", Kp, isa.lanes) : "",
-      cfg, isa.name, in.provenance.empty() ? "(none)" : in.provenance, fn, sh.Hp(), sh.Wp(), sh.C, sh.R,
-      sh.S, sh.C, Kp, sh.N, sh.Ho(), sh.Wo(), Kp);
+      CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
+      isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
+      fn, packed, g.kb, g.cu, g.cu, g.kb, Kp, sh.N, sh.Ho(), sh.Wo(), sh.K);
 
   GeneratedKernel out;
-  out.c_source = comment + fmt::format("#include <{}>\n\n", isa.header) + g.ukernel_code +
+  out.packed_floats = packed;
+  out.c_source = comment + generated_prelude(isa) + g.ukernel_code + g.tables + "\n" +
+                 fmt::format("const unsigned long {}_packed_floats = {};\n\n", fn, packed) +
+                 emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" +
                  fmt::format("void {}(const float *restrict input, const float *restrict weights,\n"
                              "    float *restrict output)\n{{\n",
                              fn) +
                  g.body + "}\n";
-  std::string guard = "CT_" + fn + "_H";
-  for (auto& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   out.header = comment + fmt::format(
-      "#ifndef {0}\n#define {0}\n\n"
-      "#define {1}_N {2}\n#define {1}_K {3}\n#define {1}_KP {4}\n#define {1}_C {5}\n"
-      "#define {1}_H {6}\n#define {1}_W {7}\n#define {1}_R {8}\n#define {1}_S {9}\n"
-      "#define {1}_STRIDE {10}\n#define {1}_PAD {11}\n#define {1}_HO {12}\n#define {1}_WO {13}\n\n"
+      "#ifndef CT_{0}_H\n#define CT_{0}_H\n\n"
+      "#define {0}_N {1}\n#define {0}_K {2}\n#define {0}_C {3}\n"
+      "#define {0}_H {4}\n#define {0}_W {5}\n#define {0}_R {6}\n#define {0}_S {7}\n"
+      "#define {0}_STRIDE {8}\n#define {0}_PAD {9}\n#define {0}_HO {10}\n#define {0}_WO {11}\n"
+      "#define {0}_PACKED_FLOATS {12}\n\n"
       "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n"
-      "/* input [N][H+2*PAD][W+2*PAD][C] zero-padded; weights [R][S][C][KP] with zero\n"
-      "   columns K..KP-1; output [N][HO][WO][KP], overwritten. No alignment required. */\n"
-      "void {14}(const float *restrict input, const float *restrict weights,\n"
+      "/* Floats of the packed weight buffer ({0}_PACKED_FLOATS). */\n"
+      "extern const unsigned long {13}_packed_floats;\n"
+      "/* Once per set of weights: kcrs [K][C][R][S] into packed ({0}_PACKED_FLOATS floats). */\n"
+      "void {13}_pack(const float *restrict kcrs, float *restrict packed);\n"
+      "/* input [N][H][W][C], not padded; weights as packed by {13}_pack; output\n"
+      "   [N][HO][WO][K], overwritten. No alignment required. */\n"
+      "void {13}(const float *restrict input, const float *restrict weights,\n"
       "    float *restrict output);\n"
       "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
-      guard, [&] { std::string u = fn; for (auto& ch : u) ch = char(std::toupper(static_cast<unsigned char>(ch))); return u; }(),
-      sh.N, sh.K, Kp, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), fn);
+      FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), packed, fn);
   return out;
 }
 

@@ -92,8 +92,8 @@ TuneResult run_tune(const TuneOptions& opt) {
   std::vector<std::string> notes;
   if (!space.note.empty()) notes.push_back(space.note);
   if (opt.shape.padded_K(isa.lanes) != opt.shape.K)
-    notes.push_back(fmt::format("K={} is padded to {} for {}-lane vectors (000 Fig. 8); the kernel computes "
-                                "the padded columns as zeros",
+    notes.push_back(fmt::format("K={} is not a multiple of the vector length: the loops run over {} channels "
+                                "({}-lane vectors) and the last vector is stored masked; the output is exactly K wide",
                                 opt.shape.K, opt.shape.padded_K(isa.lanes), isa.lanes));
   res.space_size = space.size();
   res.space_choices = space.choices.size();
@@ -173,7 +173,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                    previous.size());
   }
 
-  ProblemData data = ProblemData::make(opt.shape, isa.lanes, opt.check_points, 20221101);
+  ProblemData data = ProblemData::make(opt.shape, opt.check_points, 20221101);
   runner.set_problem(data);
   TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
   const int jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
@@ -328,7 +328,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     }
     rank_finalists(res.finalists);
     const int w = interrupted() ? -1
-                                : full_check(runner, ProblemData::make(opt.shape, isa.lanes, 0, 20221101),
+                                : full_check(runner, ProblemData::make(opt.shape, 0, 20221101),
                                              res.finalists, opt.timeout_s, stop);
     res.interrupted = interrupted();
     if (res.interrupted) {  // as for a search interrupted: the search's best, unconfirmed

@@ -18,7 +18,7 @@ int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min
   nlohmann::json j;
   try {
     pin_to_cpu(cpu);
-    ProblemData p = ProblemData::make(shape, load_isa(isa).lanes, 1000, 20221101);
+    ProblemData p = ProblemData::make(shape, 1000, 20221101);
     std::string missing;
     auto dn = make_onednn(p, &missing);
     if (!dn) throw Error(missing.empty() ? "oneDNN is not in this build" : missing);

@@ -28,13 +28,13 @@ std::vector<float> reference_output(const ProblemData& p) {
 }
 
 TEST(Bench, AgreementCheckNamesTheWrongElement) {
-  ProblemData p = ProblemData::make(parse_shape("K=20,C=8,H=6,R=3"), 16, 0, 3);
+  ProblemData p = ProblemData::make(parse_shape("K=20,C=8,H=6,R=3"), 0, 3);
   std::vector<float> out = reference_output(p);
   double err = -1;
   EXPECT_EQ(check_output(p, out, "convtune's kernel", "fix it", &err), "");
   EXPECT_LT(err, p.tolerance);
-  // Spoil (n=0, h=1, w=2, k=3): index ((h * Wo) + w) * Kp + k with Kp = 32.
-  const size_t at = size_t((1 * 6 + 2) * 32 + 3);
+  // Spoil (n=0, h=1, w=2, k=3): index ((h * Wo) + w) * K + k, exactly K = 20 wide.
+  const size_t at = size_t((1 * 6 + 2) * 20 + 3);
   const double want = double(out[at]);
   out[at] += 0.5f;
   EXPECT_EQ(check_output(p, out, "convtune's kernel", "fix it"),
@@ -47,11 +47,11 @@ TEST(Bench, AgreementCheckNamesTheWrongElement) {
   EXPECT_NE(check_output(p, out, "x", "y").find("(n=0,h=1,w=2,k=3): nan instead of"), std::string::npos);
 }
 
-// Padding, stride 2, the 1x1 path that skips im2col, and K padded to Kp.
+// Padding, stride 2, the 1x1 path that skips im2col, and K not a multiple of the vector length.
 TEST(Bench, BaselinesComputeTheReference) {
   for (const char* shape : {"K=20,C=8,H=9,R=3", "K=32,C=3,H=15,R=7,stride=2,pad=3", "K=16,C=24,H=5,R=1",
                             "K=48,C=16,H=10,R=1,stride=2", "N=2,K=16,C=4,H=6,W=7,R=3,S=1"}) {
-    ProblemData p = ProblemData::make(parse_shape(shape), 16, 0, 7);
+    ProblemData p = ProblemData::make(parse_shape(shape), 0, 7);
     std::string missing_dnn, missing_blas;
     auto dnn = make_onednn(p, &missing_dnn);
     auto blas = make_im2col_blas(p, &missing_blas);

@@ -127,7 +127,7 @@ TEST_P(ConvAvx2, EqualsReferenceEverywhere) {
   GeneratedKernel k = generate_conv(isa, {shape, parse_config(GetParam().config), "ct_conv", "test"});
   test::TempDir td;
   test::write_file(td.file("k.c"), k.c_source);
-  ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
+  ProblemData p = ProblemData::make(shape, 0, 42);  // every output element
   RunResult r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60);
   EXPECT_EQ(r.status, "ok") << r.detail << "\n" << k.c_source;
 }

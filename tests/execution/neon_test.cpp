@@ -41,15 +41,14 @@ Runner& runner() {
 // A profile-style unit: the kernels, then ct_profile_fns[] (microkernels/driver.c).
 std::string unit_source(const Isa& isa, const std::vector<UkCase>& cases, const std::string& extra = "",
                         const std::vector<std::string>& extra_fns = {}) {
-  std::string src = "#include <" + isa.header + ">\n" + extra;
-  std::string table;
+  std::string src = generated_prelude(isa) + extra;
+  std::vector<std::string> table;
   for (size_t i = 0; i < cases.size(); ++i) {
     src += emit_ukernel(isa, cases[i].u, cases[i].l, "uk" + std::to_string(i));
-    table += "uk" + std::to_string(i) + ", ";
+    table.push_back("uk" + std::to_string(i));
   }
-  for (const auto& f : extra_fns) table += f + ", ";
-  return src + "typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);\n" +
-         "const ct_ukernel_fn ct_profile_fns[] = {" + table + "};\n";
+  for (const auto& f : extra_fns) table.push_back(f);
+  return src + profile_fn_table(table);
 }
 
 std::map<size_t, std::string> measure_all(const std::string& src, const std::vector<UkCase>& cases) {
@@ -88,8 +87,8 @@ TEST(NeonUkernels, WrongAndCrashingKernelsAreCaught) {
   SKIP_UNLESS_EMULATION_WORKS();
   UkSizes u{2, 1, 7, 1, 1, 1};
   std::vector<UkCase> cases{{u, test::odd_layout(u, isa.lanes, 0, 8)}, {u, test::odd_layout(u, isa.lanes, 1, 8)}};
-  std::string trap = "static void trap(const float *I, const float *W, float *O, long nc, int a)\n"
-                     "{ (void)I; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n";
+  std::string trap = "static void trap(const float *I, long io, const float *W, float *O, long nc, int a)\n"
+                     "{ (void)I; (void)io; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n";
   std::string src = unit_source(isa, cases, trap, {"trap", "uk0"});
   std::vector<UkCase> claimed = cases;
   claimed[1].l.out_pix += 4;  // the driver's reference disagrees with what uk1 does
@@ -118,7 +117,7 @@ TEST_P(ConvNeon, EqualsReferenceEverywhere) {
   GeneratedKernel k = generate_conv(isa, {shape, parse_config(GetParam().config), "ct_conv", "test"});
   test::TempDir td;
   test::write_file(td.file("k.c"), k.c_source);
-  ProblemData p = ProblemData::make(shape, isa.lanes, 0, 42);  // every output element
+  ProblemData p = ProblemData::make(shape, 0, 42);  // every output element
   // The same driver either way: natively, or cross-compiled and run under qemu.
   RunResult r = build_and_run_conv(isa, !native, p, td.file("k.c"), "ct_conv", native ? default_cpu() : -1,
                                    TimingProtocol{1, 1, 0}, 120);

@@ -82,10 +82,15 @@ TEST(DriverProtocol, RealExecutables) {
   test::TempDir td;
   Runner runner(isa, false, default_cpu(), td.path());
   const Shape s = parse_shape("K=8,C=1,H=1,R=1");  // one pixel, eight outputs
-  runner.set_problem(ProblemData::make(s, isa.lanes, 0, 1));
+  runner.set_problem(ProblemData::make(s, 0, 1));
   auto build = [&](const std::string& name, const std::string& body) {
-    test::write_file(td.file(name + ".c"), "#include <stdio.h>\n#include <unistd.h>\nvoid conv(const float *in, "
-                                           "const float *w, float *out) {\n" + body + "\n}\n");
+    // KCRS weights of a 1x1 convolution with C=1 are already in k order.
+    test::write_file(td.file(name + ".c"), "#include <stdio.h>\n#include <unistd.h>\n"
+                                           "const unsigned long conv_packed_floats = 8;\n"
+                                           "void conv_pack(const float *kcrs, float *p) {\n"
+                                           "  for (int k = 0; k < 8; ++k) p[k] = kcrs[k];\n}\n"
+                                           "void conv(const float *in, const float *w, float *out) {\n" +
+                                               body + "\n}\n");
     CompileResult r = runner.build({{td.file(name + ".c"), td.file(name)}}, 1, "conv")[0];
     EXPECT_TRUE(r.ok) << r.log;
     return td.file(name);
@@ -98,6 +103,21 @@ TEST(DriverProtocol, RealExecutables) {
   r = runner.run_conv(build("wrong", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k] + (k == 5);"), quick, 10);
   EXPECT_EQ(r.status, "wrong_result");
   EXPECT_EQ(r.detail.rfind("output element 5 differs from the reference by 1 (tolerance ", 0), 0u) << r.detail;
+  // Guard zones: a write one float past the output, a read one float past the input.
+  r = runner.run_conv(build("spill", "for (int k = 0; k < 9; ++k) out[k] = in[0] * w[k % 8];"), quick, 10);
+  EXPECT_EQ(r.status, "wrong_result");
+  EXPECT_EQ(r.detail, "wrote 1 float(s) past its end of the output (8 floats)");
+  r = runner.run_conv(build("spill_before", "for (int k = -2; k < 8; ++k) out[k] = in[0] * w[k < 0 ? 0 : k];"),
+                      quick, 10);
+  EXPECT_EQ(r.detail, "wrote 2 float(s) before its start of the output (8 floats)");
+  r = runner.run_conv(build("overread", "volatile float x = in[1024]; (void)x; "
+                                        "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k];"),
+                      quick, 10);
+  EXPECT_EQ(r.status, "crash") << r.detail;
+  r = runner.run_conv(build("underread", "volatile float x = in[-1]; (void)x; "
+                                         "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k];"),
+                      quick, 10);
+  EXPECT_EQ(r.status, "crash") << r.detail;
   r = runner.run_conv(build("torn", "(void)in; (void)w; (void)out; printf(\"{\\\"status\\\":\\\"ok\"); "
                                     "fflush(stdout); _exit(0);"),
                       quick, 10);
@@ -111,21 +131,20 @@ TEST(DriverProtocol, RealExecutables) {
 // A 1-channel 3x3 convolution with pad 1, computed by hand at two points.
 TEST(Reference, PointsMatchAHandComputation) {
   Shape s = parse_shape("K=1,C=1,H=3,R=3");
-  ProblemData p = ProblemData::make(s, 16, 0, 3);
-  ASSERT_EQ(p.Kp, 16);
-  ASSERT_EQ(p.output_size(), 3u * 3u * 16u);
-  auto in = [&](int y, int x) { return double(p.input[size_t(y * 5 + x)]); };  // padded 5x5, C=1
-  auto w = [&](int r, int q) { return double(p.weights[size_t((r * 3 + q) * 16)]); };
+  ProblemData p = ProblemData::make(s, 0, 3);
+  ASSERT_EQ(p.input.size(), 9u);    // 3x3, not padded
+  ASSERT_EQ(p.weights.size(), 9u);  // KCRS
+  ASSERT_EQ(p.output_size(), 9u);   // exactly K = 1 wide
+  auto in = [&](int y, int x) { return double(p.input[size_t(y * 3 + x)]); };
+  auto w = [&](int r, int q) { return double(p.weights[size_t(r * 3 + q)]); };
   double centre = 0, corner = 0;
   for (int r = 0; r < 3; ++r)
     for (int q = 0; q < 3; ++q) {
-      centre += in(1 + r, 1 + q) * w(r, q);
-      corner += in(r, q) * w(r, q);  // output (0,0) reads the padded border
+      centre += in(r, q) * w(r, q);
+      if (r > 0 && q > 0) corner += in(r - 1, q - 1) * w(r, q);  // output (0,0): the other taps are padding
     }
-  EXPECT_DOUBLE_EQ(reference_point(p, (1 * 3 + 1) * 16), centre);
+  EXPECT_DOUBLE_EQ(reference_point(p, 1 * 3 + 1), centre);
   EXPECT_DOUBLE_EQ(reference_point(p, 0), corner);
-  EXPECT_DOUBLE_EQ(reference_point(p, 5), 0.0);  // a padded K column: zero weights
-  EXPECT_EQ(in(0, 0), 0.0);                      // the border is zero padding
   EXPECT_EQ(p.check_index.size(), p.output_size());  // points = 0: every element
 }
 

@@ -21,11 +21,10 @@ TEST(ProfileUnit, WrongAndCrashingMicrokernelsAreRecordedAndTheRestMeasured) {
   Runner runner(isa, false, default_cpu(), td.path());
   UkSizes u = test::uk(2, 1, 3, 2, 3, 3);
   UkLayout l = profile_layout(u, isa.lanes, 8);
-  std::string src = "#include <" + isa.header + ">\n" + emit_ukernel(isa, u, l, "uk0") +
-                    "static void trap(const float *I, const float *W, float *O, long nc, int a)\n"
-                    "{ (void)I; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n"
-                    "typedef void (*ct_ukernel_fn)(const float *, const float *, float *, long, int);\n"
-                    "const ct_ukernel_fn ct_profile_fns[] = {uk0, uk0, trap, uk0};\n";
+  std::string src = generated_prelude(isa) + emit_ukernel(isa, u, l, "uk0") +
+                    "static void trap(const float *I, long io, const float *W, float *O, long nc, int a)\n"
+                    "{ (void)I; (void)io; (void)W; (void)O; (void)nc; (void)a; __builtin_trap(); }\n" +
+                    profile_fn_table({"uk0", "uk0", "trap", "uk0"});
   test::write_file(td.file("unit.c"), src);
   auto built = runner.build({{td.file("unit.c"), td.file("unit")}}, 1);
   ASSERT_TRUE(built[0].ok) << built[0].log;

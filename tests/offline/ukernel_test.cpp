@@ -89,7 +89,7 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
   test::TempDir td;
   // Odd strides and a conv stride of 2 so that no index can be silently wrong.
   std::vector<UkLayout> layouts;
-  std::string src = "#include <" + isa.header + ">\n";
+  std::string src = generated_prelude(isa);
   for (size_t i = 0; i < sample.size(); ++i) {
     const UkSizes& u = sample[i];
     UkLayout l = test::odd_layout(u, isa.lanes, i, 16);
@@ -97,7 +97,7 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
     src += emit_ukernel(isa, u, l, "uk" + std::to_string(i));
     src += "void call" + std::to_string(i) +
            "(const float *I, const float *W, float *O, long nc, int acc) { uk" + std::to_string(i) +
-           "(I, W, O, nc, acc); }\n";
+           "(I, 0, W, O, nc, acc); }\n";
   }
   test::write_file(td.file("uk.c"), src);
   Compiler cc = Compiler::from_env(isa.cflags);

@@ -69,7 +69,7 @@ TEST(Tune, FailuresAreRecordedAndTheSearchGoesOn) {
   // The best kernel is delivered as a .c and a .h.
   std::string layer = log[5]["layer"];
   EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".c").find("void ct_conv_"), std::string::npos);
-  EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".h").find("_KP 32"), std::string::npos);
+  EXPECT_NE(test::read_file(td.path() + "/f/" + layer + ".h").find("_PACKED_FLOATS "), std::string::npos);
 }
 
 // A compiler that "succeeds" without writing anything is named, before any candidate.

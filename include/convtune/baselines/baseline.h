@@ -17,8 +17,8 @@ class Baseline {
   virtual std::string impl() const = 0;
   /// One convolution (the timed call).
   virtual void run() = 0;
-  /// The last run's output in convtune's layout [N][Ho][Wo][Kp] (columns
-  /// K..Kp-1 zero), for the agreement check.
+  /// The last run's output as [N][Ho][Wo][K] (runner.h ProblemData), for
+  /// the agreement check.
   virtual std::vector<float> output() = 0;
 };
 

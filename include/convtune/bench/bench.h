@@ -45,7 +45,7 @@ struct BenchResult {
 /// missing log, or an implementation that disagrees with the reference.
 BenchResult run_bench(const BenchOptions& opt);
 
-/// "" when `out` ([N][Ho][Wo][Kp]) matches the reference at every checked
+/// "" when `out` ([N][Ho][Wo][K]) matches the reference at every checked
 /// point, else the one-line error naming `who`, the element and `fix`;
 /// *max_error gets the largest difference.
 std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,

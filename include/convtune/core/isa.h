@@ -32,6 +32,10 @@ struct Isa {
   std::string vector_type;  // "__m512"
   // Intrinsic templates; placeholders {ptr} {val} {a} {b} {acc}.
   std::string zero, load, store, broadcast, fma;
+  // Lanes 0..{n}-1 only (the K tail, 0 < n < lanes): masked lanes read as 0
+  // and are not written.
+  std::string load_masked, store_masked;
+  std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs
   int peak_accumulators = 24;          // independent FMA chains for the peak loop

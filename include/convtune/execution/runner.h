@@ -25,17 +25,17 @@ namespace convtune {
 /// runner writes them to a file every candidate's driver reads.
 struct ProblemData {
   Shape shape;
-  int64_t Kp = 0;
-  std::vector<float> input;    // [N][Hp][Wp][C], zero padding included
-  std::vector<float> weights;  // [R][S][C][Kp], columns K..Kp-1 zero
+  std::vector<float> input;    // [N][H][W][C], NHWC, not padded
+  std::vector<float> weights;  // [K][C][R][S], KCRS as frameworks store them
   std::vector<int64_t> check_index;  // output elements checked
   std::vector<double> check_value;   // their reference values
   double tolerance = 0;              // absolute, scaled to the reduction length
 
   /// Random operands in [-1, 1] from `seed`; `points` output elements checked
   /// (0 = every element of the output).
-  static ProblemData make(const Shape& s, int64_t lanes, size_t points, uint64_t seed);
-  size_t output_size() const { return size_t(shape.N * shape.Ho() * shape.Wo() * Kp); }
+  static ProblemData make(const Shape& s, size_t points, uint64_t seed);
+  /// Output [N][Ho][Wo][K] (NHWC), exactly K wide.
+  size_t output_size() const { return size_t(shape.N * shape.Ho() * shape.Wo() * shape.K); }
 };
 
 /// One output element of the reference convolution, in double.

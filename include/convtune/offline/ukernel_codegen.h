@@ -3,6 +3,7 @@
 // is microkernels/CONTRACT.md.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convtune/core/isa.h"
@@ -14,16 +15,37 @@ namespace convtune {
 struct UkLayout {
   int64_t in_row = 0, in_pix = 0, stride = 1;  // IROW, IPIX, ST
   int64_t w_r = 0, w_s = 0, w_c = 0;           // WR, WS, WC
+  int64_t w_it = 0;                            // WIT: weights step per c iteration
   int64_t out_row = 0, out_pix = 0;            // OROW, OPIX
 };
 
-/// The matching problem of the offline measurement: C = nc*size_c channels,
-/// K' = size_k*lanes, output size_h x size_w, stride 1.
+/// Which part of the block touches real data, for instances at the image
+/// border and at the K tail (CONTRACT.md "Border and tail variants"). Taps
+/// outside [r_lo, r_hi) for output row h (and [s_lo, s_hi) for column w)
+/// read padding: their multiply-adds are not emitted. Output channels
+/// k_lanes and above do not exist: they are neither read nor written.
+struct UkVariant {
+  std::vector<std::pair<int, int>> rows;  // per h: [r_lo, r_hi); empty = every tap
+  std::vector<std::pair<int, int>> cols;  // per w: [s_lo, s_hi); empty = every tap
+  int k_lanes = 0;                        // 0 = size_k * lanes (no tail)
+  bool full() const { return rows.empty() && cols.empty() && k_lanes == 0; }
+};
+
+/// The layout of the offline measurement: C = nc*size_c channels,
+/// K' = size_k*lanes, output size_h x size_w, stride 1, weights packed in the
+/// microkernel's order (CONTRACT.md).
 UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc);
 
-/// The `static inline` C function for one instance, named `name`.
+/// What every generated file starts with: the ISA's header and prelude.
+std::string generated_prelude(const Isa& isa);
+
+/// The entry-point table `ct_profile_fns[]` that microkernels/driver.c's
+/// ukernels mode calls, over functions with the microkernel signature.
+std::string profile_fn_table(const std::vector<std::string>& names);
+
+/// The `static` C function for one instance, named `name`.
 std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
-                         const std::string& name);
+                         const std::string& name, const UkVariant& v = {});
 
 /// Scalar reference of the contract (for tests and profile verification).
 void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const float* I,

@@ -19,15 +19,23 @@ struct CodegenInput {
 
 struct GeneratedKernel {
   std::string c_source;  // self-contained: includes its microkernels
-  std::string header;    // prototype, layouts and size macros
+  std::string header;    // prototypes, layouts and size macros
+  int64_t packed_floats = 0;
 };
 
-/// Generates the C function
-///   void NAME(const float *restrict input, const float *restrict weights,
+/// Floats of the packed weight buffer: Kp * C * R * S (Kp = K rounded up to
+/// the vector length; the extra columns are zero).
+int64_t packed_weight_floats(const Shape& shape, int64_t lanes);
+
+/// Generates (microkernels/CONTRACT.md, "Generated convolutions"):
+///   const unsigned long NAME_packed_floats;
+///   void NAME_pack(const float *restrict kcrs, float *restrict packed);
+///   void NAME(const float *restrict input, const float *restrict packed,
 ///             float *restrict output);
-/// input:   [N][H + 2*pad][W + 2*pad][C], zero-padded by the caller (NHWC)
-/// weights: [R][S][C][Kp], Kp = K rounded up to the vector length, zero columns
-/// output:  [N][Ho][Wo][Kp], overwritten (no need to clear it)
+/// input:  [N][H][W][C] (NHWC), not padded: padding taps are never multiplied
+/// kcrs:   [K][C][R][S] as frameworks store them; NAME_pack writes the packed
+///         buffer once, outside the timed call
+/// output: [N][Ho][Wo][K], exactly K wide, overwritten (no need to clear it)
 /// Throws Error if the configuration does not fit the shape.
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in);
 
