@@ -27,7 +27,7 @@ ROOT = os.path.dirname(HERE)
 COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac",
            "trials", "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct",
            "convtune_ms", "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl",
-           "ratio_convtune_onednn", "peak_gflops", "cpu", "machine", "date", "config"]
+           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "peak_gflops", "cpu", "machine", "date", "config"]
 
 
 fail = benchlib.make_fail("batch")
@@ -89,6 +89,8 @@ def row_for(a, net, name, sel, trials):
     for key, col in (("convtune", "convtune"), ("onednn", "onednn"), ("im2col_blas", "blas")):
         e = b.get(key) or {}
         r[col + "_pct"] = e.get("percent_peak", float("nan"))
+        if col != "blas":
+            r[col + "_real_pct"] = e.get("real_percent_peak", float("nan"))
         r[col + "_ms"] = e.get("seconds", float("nan")) * 1e3
         if col != "convtune":
             r[col + "_impl"] = e.get("impl", "missing")
@@ -112,16 +114,19 @@ def markdown(rows, trials):
         peak = sorted(r["peak_gflops"] for r in rs)[len(rs) // 2]
         out += [f"### {net}", "",
                 f"{rs[0]['machine']}, CPU {rs[0]['cpu']}, measured peak {peak:.1f} GFLOP/s (median over layers), "
-                f"{rs[0]['date']}. Cells: % of peak / ms. convtune best of 20 comes from the tuning log; best of N, "
+                f"{rs[0]['date']}. Cells: % of peak / ms (nominal FLOP, padding taps counted); real-MAC %: only the "
+                "multiply-adds not on zero padding, as % of peak. convtune best of 20 comes from the tuning log; best of N, "
                 "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
-                f"(N={trials}) | oneDNN | im2col+BLAS | convtune/oneDNN | oneDNN impl | BLAS core |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                f"(N={trials}) | oneDNN | im2col+BLAS | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
+                "| oneDNN impl | BLAS core |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
                        f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
                                     for c in ("best20", "convtune", "onednn", "blas"))
+                       + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
                        + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
 
@@ -137,6 +142,7 @@ def markdown(rows, trials):
         cells = " | ".join(f"**{fmt(wavg(c))}** / {fmt_small(total_ms(c))}"
                            for c in ("best20", "convtune", "onednn", "blas"))
         out += [f"| **FLOP-weighted average** / total ms | | {fmt_small(tot)} | | | {cells} | "
+                f"**{fmt(wavg('convtune_real'))}** | **{fmt(wavg('onednn_real'))}** | "
                 f"geomean **{fmt(geo, '.2f')}** | | |", ""]
     return "\n".join(out) + "\n"
 

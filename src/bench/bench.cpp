@@ -10,7 +10,11 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <filesystem>
+#include <fstream>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/online/codegen.h"
@@ -61,7 +65,17 @@ class Pinned {
   bool restore_ = false;
 };
 
-// The best correct candidate of the layer's log.
+// The winner of tune's top-k re-measure (finalists.json beside the log), or "".
+std::string finalists_winner(const std::string& log_path) {
+  const std::string dir = std::filesystem::path(log_path).parent_path().string();
+  std::ifstream f((dir.empty() ? "." : dir) + "/finalists.json");
+  if (!f) return "";
+  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+  return j.is_object() && j.contains("winner") && j["winner"].is_string() ? j["winner"].get<std::string>() : "";
+}
+
+// The kernel tune delivered: the re-measured winner when the log has it, else
+// the best correct candidate of the layer's log.
 Record best_from_log(const std::string& path, const Shape& shape, int64_t* trials) {
   std::vector<Record> recs = read_records(path);
   if (recs.empty())
@@ -82,6 +96,9 @@ Record best_from_log(const std::string& path, const Shape& shape, int64_t* trial
     throw Error(fmt::format("log '{}' holds no correct candidate among {}; tune more (--trials N --resume)", path,
                             recs.size()));
   *trials = int64_t(recs.size());
+  const std::string winner = finalists_winner(path);
+  for (const auto& r : recs)
+    if (r.status == "ok" && r.config == winner) return r;
   return best;
 }
 
