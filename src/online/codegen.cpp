@@ -135,6 +135,7 @@ struct Gen {
   struct Axis {
     std::vector<std::vector<std::pair<int, int>>> patterns{{}};  // [0] = every tap
     std::map<int64_t, int> of_base;
+    std::set<int> used;  // the patterns some call meets: only they get code
   };
   Axis axis(const std::set<int64_t>& outs, const std::set<int64_t>& taps, int blocks, int span,
             int64_t size) const {
@@ -155,23 +156,26 @@ struct Gen {
         }
         if (full) {
           a.of_base[b] = 0;
+          a.used.insert(0);
           continue;
         }
         auto it = std::find(a.patterns.begin(), a.patterns.end(), p);
         a.of_base[b] = int(it - a.patterns.begin());
+        a.used.insert(a.of_base[b]);
         if (it == a.patterns.end()) a.patterns.push_back(p);
       }
     return a;
   }
 
-  // A lookup table of pattern ids by base, or "" when every base is interior.
+  // A lookup table by base of the pattern's rank among the used ones, or ""
+  // when every call meets the same pattern.
   std::string table(const Axis& a, const std::string& name) {
-    if (a.patterns.size() == 1) return "";
+    if (a.used.size() == 1) return "";
     std::string t = fmt::format("static const unsigned char {}[{}] = {{", name, a.of_base.rbegin()->first + 1);
     int64_t next = 0;
     for (auto [b, id] : a.of_base) {
       for (; next < b; ++next) t += "0,";
-      t += fmt::format("{},", id);
+      t += fmt::format("{},", std::distance(a.used.begin(), a.used.find(id)));
       next = b + 1;
     }
     tables += t + "};\n";
@@ -206,7 +210,7 @@ struct Gen {
         k_lanes.push_back(int(K - k0));
     const std::string ht = table(ha, fmt::format("ct_hv{}", site));
     const std::string wt = table(wa, fmt::format("ct_wv{}", site));
-    const size_t nw = wa.patterns.size(), nk = k_lanes.size();
+    const size_t nw = wa.used.size(), nk = k_lanes.size();
 
     std::string n = offset(Dim::n), h = offset(Dim::h), w = offset(Dim::w), k = offset(Dim::k),
                 c = offset(Dim::c), r = offset(Dim::r), s = offset(Dim::s);
@@ -226,7 +230,7 @@ struct Gen {
     if (!ht.empty()) sel.push_back(fmt::format("{}[h * {} + r] * {}", ht, sh.stride, nw * nk));
     if (!wt.empty()) sel.push_back(fmt::format("{}[w * {} + s] * {}", wt, sh.stride, nk));
     if (nk > 1) sel.push_back(fmt::format("(k + {} > {})", kb, K));
-    auto call = [&](size_t hi, size_t wi, size_t ki) {
+    auto call = [&](size_t hi, size_t wi, size_t ki) {  // pattern ids per axis
       UkVariant v;
       v.rows = ha.patterns[hi];
       v.cols = wa.patterns[wi];
@@ -234,15 +238,16 @@ struct Gen {
       return fmt::format("{}(input, io, wp, op, {}, acc);", variant_fn(u, v), nc);
     };
     if (sel.empty()) {
-      o += in + call(0, 0, 0) + "\n";
+      o += in + call(size_t(*ha.used.begin()), size_t(*wa.used.begin()), 0) + "\n";
     } else {
       std::string key;
       for (const auto& x : sel) key += (key.empty() ? "" : " + ") + x;
-      o += in + fmt::format("switch ({}) {{  /* border and tail variants; 0 = interior */\n", key);
-      for (size_t hi = 0; hi < ha.patterns.size(); ++hi)
-        for (size_t wi = 0; wi < nw; ++wi)
+      o += in + fmt::format("switch ({}) {{  /* border and tail variants */\n", key);
+      size_t label = 0;  // (rank of h pattern * nw + rank of w pattern) * nk + k variant
+      for (int hi : ha.used)
+        for (int wi : wa.used)
           for (size_t ki = 0; ki < nk; ++ki)
-            o += in + fmt::format("  case {}: {} break;\n", (hi * nw + wi) * nk + ki, call(hi, wi, ki));
+            o += in + fmt::format("  case {}: {} break;\n", label++, call(size_t(hi), size_t(wi), ki));
       o += in + "}\n";
     }
     o += ind(depth) + "}\n";
