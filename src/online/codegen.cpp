@@ -204,10 +204,12 @@ struct Gen {
     const int site = sites++;
     const Axis ha = axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
     const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W);
-    std::vector<int> k_lanes{0};  // 0 = no tail
-    for (int64_t k0 : values(Dim::k))
-      if (K - k0 < kb && std::find(k_lanes.begin(), k_lanes.end(), int(K - k0)) == k_lanes.end())
-        k_lanes.push_back(int(K - k0));
+    std::vector<int> k_lanes;  // the k blocks' lanes that exist: 0 = all (no tail), then the tail
+    for (int64_t k0 : values(Dim::k)) {
+      const int lanes = K - k0 < kb ? int(K - k0) : 0;
+      if (std::find(k_lanes.begin(), k_lanes.end(), lanes) == k_lanes.end()) k_lanes.push_back(lanes);
+    }
+    std::sort(k_lanes.begin(), k_lanes.end());
     const std::string ht = table(ha, fmt::format("ct_hv{}", site));
     const std::string wt = table(wa, fmt::format("ct_wv{}", site));
     const size_t nw = wa.used.size(), nk = k_lanes.size();

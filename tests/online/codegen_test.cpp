@@ -149,6 +149,34 @@ TEST(ConvCodegenText, ReadableAndStamped) {
   EXPECT_NE(k.header.find("void yolo_conv("), std::string::npos);
 }
 
+// No multiply-add on a padding tap: a 3x3 output covered by one block of a
+// 3x3 filter with pad 1 has (2+3+2)^2 = 49 real taps of the nominal 81, and the
+// generated file holds exactly 49 FMAs (one block, one variant, one k vector).
+TEST(ConvCodegenText, PaddingTapsAreNotEmitted) {
+  Isa isa = load_isa("avx512");
+  Shape shape = parse_shape("K=16,C=1,H=3,R=3,pad=1");
+  Config cfg = parse_config("[T(1,c), U(3,s), U(3,r), U(3,w), U(3,h), V(k)]");
+  GeneratedKernel k = generate_conv(isa, {shape, cfg, "f", ""});
+  size_t fmas = 0;
+  for (size_t at = k.c_source.find("_mm512_fmadd_ps"); at != std::string::npos;
+       at = k.c_source.find("_mm512_fmadd_ps", at + 1))
+    ++fmas;
+  EXPECT_EQ(fmas, 49u) << k.c_source;
+  EXPECT_EQ(k.c_source.find("switch"), std::string::npos);  // one pattern per axis: no dispatch
+}
+
+// K = 20 on 16 lanes: the second vector keeps 4 lanes, loaded and stored masked.
+TEST(ConvCodegenText, KTailIsMasked) {
+  Isa isa = load_isa("avx512");
+  GeneratedKernel k = generate_conv(isa, {parse_shape("K=20,C=2,H=2,R=1"),
+                                          parse_config("[T(2,h), T(2,c), U(2,w), U(2,k), V(k)]"), "f", ""});
+  EXPECT_NE(k.c_source.find("_mm512_mask_storeu_ps(O + 16, (__mmask16)((1u << 4) - 1u)"), std::string::npos)
+      << k.c_source;
+  EXPECT_NE(k.c_source.find("_mm512_maskz_loadu_ps((__mmask16)((1u << 4) - 1u), O + 16)"), std::string::npos);
+  EXPECT_NE(k.header.find("#define F_PACKED_FLOATS 64"), std::string::npos);  // Kp 32 x C 2
+  EXPECT_EQ(k.c_source.find("switch"), std::string::npos);  // the one k block is always the tail
+}
+
 TEST(ConvCodegenText, InvalidConfigIsRejected) {
   Isa isa = load_isa("avx512");
   Shape shape = parse_shape("K=32,C=8,H=6,R=1");
