@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <functional>
 
@@ -53,8 +54,10 @@ std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
 std::vector<UkSizes> quick_subset(const Isa& isa) {
   std::vector<UkSizes> all = enumerate_ukernels(isa);
   std::set<UkSizes> pick;
-  std::map<std::pair<int, int>, std::vector<UkSizes>> by_rs;
-  for (const auto& u : all) by_rs[{u.r, u.s}].push_back(u);
+  // Per family too, so that every family's edges are measured, not only
+  // those of the union (the 3x3 edges would mostly be the taps family's).
+  std::map<std::tuple<std::string, int, int>, std::vector<UkSizes>> by_rs;
+  for (const auto& u : all) by_rs[{ukernel_family(isa, u), u.r, u.s}].push_back(u);
   for (auto& rs_v : by_rs) {
     std::vector<UkSizes>& v = rs_v.second;  // not a structured binding: clang < 16 cannot capture one
     // Edges of every size for this (r, s): min and max of k, c, w, h.
