@@ -123,6 +123,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
   t.threshold = opt.threshold;
   t.quick = opt.quick;
   t.resumed = resuming;
+  t.families = ukernel_families();  // enumerate_ukernels and quick_subset take every family
   {
     Counters counters;
     t.counters = counters.description();
@@ -306,6 +307,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
     UkRecord r;
     r.name = ukernel_name(ks[i], isa.name);
     r.sizes = ks[i];
+    r.family = ukernel_family(isa, ks[i]);
     r.status = res[i].status;
     r.gflops = res[i].gflops;
     r.counters = res[i].counters;
