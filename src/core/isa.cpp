@@ -27,15 +27,44 @@ namespace {
 // Best first: best_isa() takes the first one this CPU runs.
 const char* const kIsaNames[] = {"avx512", "avx2", "neon"};
 
+// `prefix` names the enclosing block in messages ("taps_space."), where a
+// key's name alone would be ambiguous.
 template <typename T>
-T get(const nlohmann::json& j, const char* key, const std::string& origin) {
+T get(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& prefix = "") {
   if (!j.contains(key))
-    throw Error(fmt::format("ISA description {}: key '{}' is missing", origin, key));
+    throw Error(fmt::format("ISA description {}: key '{}{}' is missing", origin, prefix, key));
   try {
     return j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw Error(fmt::format("ISA description {}: key '{}' has the wrong type", origin, key));
+    throw Error(fmt::format("ISA description {}: key '{}{}' has the wrong type", origin, prefix, key));
   }
+}
+
+// The taps family's bounds (IsaTapsSpace); every number is a size, so at least 1.
+IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin) {
+  const std::string p = "taps_space.";
+  auto tp = get<nlohmann::json>(j, "taps_space", origin);
+  if (!tp.is_object()) throw Error(fmt::format("ISA description {}: key 'taps_space' has the wrong type", origin));
+  auto positive = [&](const char* key, const std::vector<int>& v) {
+    for (int x : v)
+      if (x < 1)
+        throw Error(fmt::format("ISA description {}: key '{}{}' takes integers of at least 1", origin, p, key));
+  };
+  IsaTapsSpace t;
+  auto out = get<std::vector<int>>(tp, "output_regs", origin, p);
+  if (out.size() != 2 || out[0] < 1 || out[0] > out[1])
+    throw Error(fmt::format("ISA description {}: key '{}output_regs' takes [min, max] with 1 <= min <= max", origin, p));
+  t.out_min = out[0];
+  t.out_max = out[1];
+  t.filters = get<std::vector<int>>(tp, "filters", origin, p);
+  positive("filters", t.filters);
+  t.c_values = get<std::vector<int>>(tp, "c_values", origin, p);
+  positive("c_values", t.c_values);
+  t.max_taps = get<int>(tp, "max_taps", origin, p);
+  positive("max_taps", {t.max_taps});
+  t.max_unroll = get<int>(tp, "max_unroll", origin, p);
+  positive("max_unroll", {t.max_unroll});
+  return t;
 }
 
 std::set<std::string> cpuinfo_flags_uncapped() {
@@ -164,6 +193,7 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.space.max_unroll = get<int>(sp, "max_unroll", origin);
   isa.space.rs_values = get<std::vector<int>>(sp, "rs_values", origin);
   isa.space.rs_square_when_both_above_1 = sp.value("rs_square_when_both_above_1", true);
+  isa.taps = parse_taps_space(j, origin);
   if (j.contains("emulation")) {
     auto em = get<nlohmann::json>(j, "emulation", origin);
     isa.emulation.cross_cc = get<std::string>(em, "cross_cc", origin);

@@ -21,7 +21,7 @@ namespace {
 // Two decimals keep the file small and diffs readable; measurements are noisier.
 double round2(double x) { return std::round(x * 100) / 100; }
 
-// Bounds far above any profiled table (2043 microkernels, sizes up to 16),
+// Bounds far above any profiled table (2556 microkernels, sizes up to 16),
 // low enough that sizes multiply without overflow (UkSizes::weight_regs is
 // an int) and a corrupt table cannot exhaust memory or time.
 constexpr int kMaxUkSize = 64;
@@ -149,11 +149,13 @@ json table_to_json(const ClassTable& t) {
   if (t.emulated) j["emulated"] = true;
   if (t.resumed) j["resumed"] = true;
   j["counters"] = t.counters;
+  j["families"] = t.families;
   j["wall_seconds"] = round2(t.wall_seconds);
   json uks = json::array();
   for (const UkRecord& r : t.microkernels) {
     json u = {{"name", r.name},
               {"sizes", sizes_json(r.sizes, true)},
+              {"family", r.family},
               {"status", r.status},
               {"gflops", round2(r.gflops)},
               {"percent_peak", round2(r.percent_peak)},
@@ -180,10 +182,16 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   Reader rd(origin);
   ClassTable t;
   t.format_version = int(rd.ranged(j, "format_version", "", 0, 1 << 30));
-  if (t.format_version != kTableFormatVersion)
-    throw Error(fmt::format("class table {} has format_version {}, but this convtune reads "
-                            "format_version {}; {}",
+  if (t.format_version > kTableFormatVersion)
+    throw Error(fmt::format("class table {}: format_version {} is newer than this convtune ({}); update "
+                            "convtune or {}",
                             origin, t.format_version, kTableFormatVersion, rerun));
+  if (t.format_version < 1)
+    throw Error(fmt::format("class table {} has format_version {}, but this convtune reads "
+                            "format_version 1 to {}; {}",
+                            origin, t.format_version, kTableFormatVersion, rerun));
+  // Version 1 predates families: everything in it is the paper family's.
+  const bool has_families = t.format_version >= 2;
   t.isa = rd.str(j, "isa");
   const json& m = rd.object(j, "machine");
   t.machine.cpu_model = rd.str(m, "cpu_model", "machine.");
@@ -209,6 +217,15 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   t.emulated = j.contains("emulated") && rd.boolean(j, "emulated");
   t.resumed = j.contains("resumed") && rd.boolean(j, "resumed");
   t.counters = rd.str(j, "counters");
+  if (has_families) {
+    t.families = rd.strings(j, "families");
+    const auto& known = ukernel_families();
+    bool ok = !t.families.empty();
+    for (size_t i = 0; i < t.families.size() && ok; ++i)
+      ok = std::find(known.begin(), known.end(), t.families[i]) != known.end() &&
+           std::find(t.families.begin(), t.families.begin() + i, t.families[i]) == t.families.begin() + i;
+    if (!ok) rd.fail("families", fmt::format("a list of distinct families from {}", fmt::join(known, ", ")).c_str());
+  }
   t.wall_seconds = rd.bounded(j, "wall_seconds", "", 0, 1e12);
   const json& uks = rd.list(j, "microkernels");
   if (uks.size() > kMaxMicrokernels) rd.fail("microkernels", "a list of at most 100000 microkernels");
@@ -217,6 +234,11 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
     UkRecord r;
     r.name = rd.str(uks[i], "name", p);
     r.sizes = rd.sizes(uks[i], p, true);
+    if (has_families) {
+      r.family = rd.str(uks[i], "family", p);
+      if (std::find(t.families.begin(), t.families.end(), r.family) == t.families.end())
+        rd.fail(p + "family", fmt::format("one of the table's families ({})", fmt::join(t.families, ", ")).c_str());
+    }
     r.status = rd.str(uks[i], "status", p);
     if (std::find(std::begin(kStatuses), std::end(kStatuses), r.status) == std::end(kStatuses))
       rd.fail(p + "status", "one of ok, compile_error, crash, timeout, wrong_result");

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <functional>
 
@@ -51,8 +52,10 @@ std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
 std::vector<UkSizes> quick_subset(const Isa& isa) {
   std::vector<UkSizes> all = enumerate_ukernels(isa);
   std::set<UkSizes> pick;
-  std::map<std::pair<int, int>, std::vector<UkSizes>> by_rs;
-  for (const auto& u : all) by_rs[{u.r, u.s}].push_back(u);
+  // Per family too, so that every family's edges are measured, not only
+  // those of the union (the 3x3 edges would mostly be the taps family's).
+  std::map<std::tuple<std::string, int, int>, std::vector<UkSizes>> by_rs;
+  for (const auto& u : all) by_rs[{ukernel_family(isa, u), u.r, u.s}].push_back(u);
   for (auto& rs_v : by_rs) {
     std::vector<UkSizes>& v = rs_v.second;  // not a structured binding: clang < 16 cannot capture one
     // Edges of every size for this (r, s): min and max of k, c, w, h.
@@ -118,6 +121,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
   t.threshold = opt.threshold;
   t.quick = opt.quick;
   t.resumed = resuming;
+  t.families = ukernel_families();  // enumerate_ukernels and quick_subset take every family
   {
     Counters counters;
     t.counters = counters.description();
@@ -301,6 +305,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
     UkRecord r;
     r.name = ukernel_name(ks[i], isa.name);
     r.sizes = ks[i];
+    r.family = ukernel_family(isa, ks[i]);
     r.status = res[i].status;
     r.gflops = res[i].gflops;
     r.counters = res[i].counters;

@@ -1,6 +1,8 @@
 #include "convtune/offline/table_report.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,16 @@ std::string table_summary(const ClassTable& t) {
                    t.emulated ? " (emulated: timings not meaningful)" : "");
   o += fmt::format("microkernels: {} profiled, {} ran correctly, {} selected (>= {:.0f}% of peak), {} classes\n",
                    t.microkernels.size(), ok, sel, t.threshold * 100, t.classes.size());
+  if (t.families.size() > 1) {  // a table of the paper family alone says nothing new here
+    std::vector<std::string> per;
+    for (const auto& f : t.families) {
+      size_t n = 0, nsel = 0;
+      for (const auto& r : t.microkernels)
+        if (r.family == f) ++n, nsel += r.selected;
+      per.push_back(fmt::format("{} {} ({} selected)", f, n, nsel));
+    }
+    o += fmt::format("families: {}\n", fmt::join(per, ", "));
+  }
   if (best)
     o += fmt::format("best: {} {:.1f} GFLOP/s = {:.1f}% of peak{}\n", best->name, best->gflops,
                      best->percent_peak, t.emulated ? " (emulated: timings not meaningful)" : "");

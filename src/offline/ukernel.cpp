@@ -41,34 +41,91 @@ bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa) {
   return true;
 }
 
-bool ukernel_admitted(const Isa& isa, const UkSizes& u) {
-  const IsaSpace& sp = isa.space;
-  auto in_rs = [&](int v) {
-    for (int x : sp.rs_values)
-      if (x == v) return true;
-    return false;
-  };
+namespace {
+
+bool contains(const std::vector<int>& v, int x) {
+  for (int y : v)
+    if (y == x) return true;
+  return false;
+}
+
+// 000 §4.1: w*h*k accumulators and r*s*c*k weight vectors counted as registers.
+bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
   if (u.k < 1 || u.c < 1 || u.w < 1 || u.h < 1) return false;
   if (u.k > sp.max_unroll || u.c > sp.max_unroll || u.w > sp.max_unroll || u.h > sp.max_unroll)
     return false;
-  if (!in_rs(u.r) || !in_rs(u.s)) return false;
+  if (!contains(sp.rs_values, u.r) || !contains(sp.rs_values, u.s)) return false;
   if (sp.rs_square_when_both_above_1 && u.r > 1 && u.s > 1 && u.r != u.s) return false;
   int out = u.out_regs(), total = out + u.weight_regs();
   return out >= sp.out_min && out <= sp.out_max && total >= sp.total_min && total <= sp.total_max;
 }
 
+// The taps family: the emitted code (ukernel_codegen.cpp) loads the k weight
+// vectors of one tap at a time and broadcasts one input element at a time, so
+// only w*h*k + k + 1 registers are live however many taps r*s*c it reduces;
+// r*s*c only grows the code, hence max_taps.
+bool taps_admits(const Isa& isa, const UkSizes& u) {
+  const IsaTapsSpace& tp = isa.taps;
+  if (u.k < 1 || u.w < 1 || u.h < 1) return false;
+  if (u.k > tp.max_unroll || u.w > tp.max_unroll || u.h > tp.max_unroll) return false;
+  if (u.r != u.s || !contains(tp.filters, u.r)) return false;
+  if (!contains(tp.c_values, u.c)) return false;
+  if (u.c != 1 && u.r * u.s * u.c > tp.max_taps) return false;
+  const int out = u.out_regs();
+  return out >= tp.out_min && out <= tp.out_max && out + u.k + 1 <= isa.vector_registers;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ukernel_families() {
+  static const std::vector<std::string> names{"paper", "taps"};
+  return names;
+}
+
+bool family_admits(const Isa& isa, const std::string& family, const UkSizes& u) {
+  if (family == "paper") return paper_admits(isa.space, u);
+  if (family == "taps") return taps_admits(isa, u);
+  return false;
+}
+
+std::string ukernel_family(const Isa& isa, const UkSizes& u) {
+  for (const std::string& f : ukernel_families())
+    if (family_admits(isa, f, u)) return f;
+  return "";
+}
+
+bool ukernel_admitted(const Isa& isa, const UkSizes& u) { return !ukernel_family(isa, u).empty(); }
+
+std::vector<UkSizes> enumerate_ukernels(const Isa& isa, const std::string& family) {
+  std::vector<UkSizes> all;
+  auto add = [&](const UkSizes& u) {
+    if (ukernel_family(isa, u) == family) all.push_back(u);
+  };
+  if (family == "paper") {
+    const int m = isa.space.max_unroll;
+    for (int r : isa.space.rs_values)
+      for (int s : isa.space.rs_values)
+        for (int k = 1; k <= m; ++k)
+          for (int c = 1; c <= m; ++c)
+            for (int w = 1; w <= m; ++w)
+              for (int h = 1; h <= m; ++h) add(UkSizes{k, c, w, h, r, s});
+  } else if (family == "taps") {
+    const int m = isa.taps.max_unroll;
+    for (int f : isa.taps.filters)
+      for (int k = 1; k <= m; ++k)
+        for (int c : isa.taps.c_values)
+          for (int w = 1; w <= m; ++w)
+            for (int h = 1; h <= m; ++h) add(UkSizes{k, c, w, h, f, f});
+  }
+  return all;
+}
+
 std::vector<UkSizes> enumerate_ukernels(const Isa& isa) {
   std::vector<UkSizes> all;
-  const int m = isa.space.max_unroll;
-  for (int r : isa.space.rs_values)
-    for (int s : isa.space.rs_values)
-      for (int k = 1; k <= m; ++k)
-        for (int c = 1; c <= m; ++c)
-          for (int w = 1; w <= m; ++w)
-            for (int h = 1; h <= m; ++h) {
-              UkSizes u{k, c, w, h, r, s};
-              if (ukernel_admitted(isa, u)) all.push_back(u);
-            }
+  for (const std::string& f : ukernel_families()) {
+    std::vector<UkSizes> some = enumerate_ukernels(isa, f);
+    all.insert(all.end(), some.begin(), some.end());
+  }
   return all;
 }
 

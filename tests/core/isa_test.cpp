@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include "convtune/online/codegen.h"
 #include "convtune/execution/compiler.h"
+#include "convtune/core/embedded_data.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
@@ -21,7 +23,7 @@ TEST(IsaSpace, Avx2ScaledTo16Registers) {
   Isa isa = load_isa("avx2");
   EXPECT_EQ(isa.lanes, 8);
   EXPECT_EQ(isa.vector_registers, 16);
-  auto all = enumerate_ukernels(isa);
+  auto all = enumerate_ukernels(isa, "paper");
   EXPECT_EQ(all.size(), 500u);  // 7 <= w*h*k <= 14, 8 <= total <= 18 (CONTRACT.md)
   for (const auto& u : all) {
     EXPECT_GE(u.out_regs(), 7);
@@ -32,6 +34,44 @@ TEST(IsaSpace, Avx2ScaledTo16Registers) {
   EXPECT_TRUE(ukernel_admitted(isa, UkSizes{2, 1, 6, 1, 1, 1}));    // BLIS's AVX2 6x16 sgemm kernel
   EXPECT_FALSE(ukernel_admitted(isa, UkSizes{2, 1, 12, 1, 1, 1}));  // 24 accumulators would spill
   EXPECT_FALSE(ukernel_admitted(isa, UkSizes{1, 1, 3, 1, 3, 3}));   // 3 accumulators: too little ILP
+  // The taps family: 14 accumulators + 1 weight vector + 1 broadcast = 16 registers.
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 14, 1, 3, 3}), "taps");
+  EXPECT_EQ(ukernel_family(isa, UkSizes{2, 1, 7, 1, 3, 3}), "");  // 14 + 2 + 1 = 17 registers
+}
+
+TEST(IsaSpace, TapsSpaceIsData) {
+  for (const auto& name : known_isas()) {
+    Isa isa = load_isa(name);
+    EXPECT_EQ(isa.taps.out_min, isa.space.out_min) << name;  // accumulators bounded as in the paper family
+    EXPECT_EQ(isa.taps.out_max, isa.space.out_max) << name;
+    EXPECT_EQ(isa.taps.filters, (std::vector<int>{3, 5, 7})) << name;
+    EXPECT_EQ(isa.taps.c_values, (std::vector<int>{1, 2, 4})) << name;
+    EXPECT_EQ(isa.taps.max_taps, 36) << name;
+    EXPECT_EQ(isa.taps.max_unroll, 16) << name;
+  }
+}
+
+// A missing or bad key of taps_space is one line naming it with its block.
+TEST(IsaSpace, BadTapsSpaceNamesTheKey) {
+  const nlohmann::json good = nlohmann::json::parse(embedded_file("microkernels/isa/avx512.json"));
+  auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    return test::error_of([&] { parse_isa(j.dump(), "x.json"); });
+  };
+  EXPECT_EQ(err([](auto&) {}), "no error");
+  EXPECT_EQ(err([](auto& j) { j.erase("taps_space"); }), "ISA description x.json: key 'taps_space' is missing");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"] = 3; }), "ISA description x.json: key 'taps_space' has the wrong type");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"].erase("max_taps"); }),
+            "ISA description x.json: key 'taps_space.max_taps' is missing");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["filters"] = "3x3"; }),
+            "ISA description x.json: key 'taps_space.filters' has the wrong type");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["c_values"] = {1, 0}; }),
+            "ISA description x.json: key 'taps_space.c_values' takes integers of at least 1");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["max_unroll"] = 0; }),
+            "ISA description x.json: key 'taps_space.max_unroll' takes integers of at least 1");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["output_regs"] = {28, 14}; }),
+            "ISA description x.json: key 'taps_space.output_regs' takes [min, max] with 1 <= min <= max");
 }
 
 TEST(IsaSpace, NeonHasTheBoundsOf32Registers) {

@@ -13,6 +13,7 @@
 
 #include "convtune/core/error.h"
 #include "convtune/core/machine.h"
+#include "convtune/offline/table_report.h"
 #include "test_util.h"
 
 namespace convtune {
@@ -132,12 +133,14 @@ void expect_same(const ClassTable& a, const ClassTable& b) {
   EXPECT_DOUBLE_EQ(a.threshold, b.threshold);
   EXPECT_EQ(a.quick, b.quick);
   EXPECT_EQ(a.counters, b.counters);
+  EXPECT_EQ(a.families, b.families);
   EXPECT_DOUBLE_EQ(a.wall_seconds, b.wall_seconds);
   ASSERT_EQ(a.microkernels.size(), b.microkernels.size());
   for (size_t i = 0; i < a.microkernels.size(); ++i) {
     const UkRecord &x = a.microkernels[i], &y = b.microkernels[i];
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.sizes, y.sizes);
+    EXPECT_EQ(x.family, y.family);
     EXPECT_EQ(x.status, y.status);
     EXPECT_DOUBLE_EQ(x.gflops, y.gflops);
     EXPECT_DOUBLE_EQ(x.percent_peak, y.percent_peak);
@@ -181,7 +184,7 @@ TEST(ClassTableTest, FileRoundTripCreatesDirectories) {
   EXPECT_FALSE(std::ifstream(path + ".tmp").good());
   // One microkernel per line keeps re-profiles diffable.
   std::string text = test::read_file(path);
-  EXPECT_NE(text.find("\n    {\"gflops\":101.25,\"name\":"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n    {\"family\":\"paper\",\"gflops\":101.25,\"name\":"), std::string::npos) << text;
 }
 
 TEST(ClassTableTest, MissingFile) {
@@ -196,7 +199,7 @@ TEST(ClassTableTest, TruncatedFile) {
   TempDir td;
   std::string p = td.file("t.json");
   std::string full = table_to_json(sample_table()).dump();
-  write_file(p, full.substr(0, full.size() / 2));
+  write_file(p, full.substr(0, full.rfind(',', full.size() / 2) + 1));  // cut between values, not inside a string
   std::string msg = error_of([&] { read_table(p); });
   EXPECT_EQ(msg.rfind("class table '" + p + "' is corrupt or truncated (line 1, column ", 0), 0u)
       << msg;
@@ -313,10 +316,112 @@ TEST(ClassTableTest, AbsurdValuesAreRefused) {
 
 TEST(ClassTableTest, WrongFormatVersion) {
   nlohmann::json j = table_to_json(sample_table());
+  j["format_version"] = 3;
+  EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
+            "class table t.json: format_version 3 is newer than this convtune (2); update convtune or re-run "
+            "'convtune profile' to rewrite it");
   j["format_version"] = 99;
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json has format_version 99, but this convtune reads format_version "
-            "1; re-run 'convtune profile' to rewrite it");
+            "class table t.json: format_version 99 is newer than this convtune (2); update convtune or re-run "
+            "'convtune profile' to rewrite it");
+  j["format_version"] = 0;
+  EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
+            "class table t.json has format_version 0, but this convtune reads format_version 1 to 2; re-run "
+            "'convtune profile' to rewrite it");
+}
+
+// A table of both families: the taps microkernel k2c1w7h2r3s3 next to paper ones.
+ClassTable two_family_table() {
+  ClassTable t = sample_table();
+  t.families = {"paper", "taps"};
+  UkRecord taps = record(sizes(2, 1, 7, 2, 3, 3), 88);
+  taps.family = "taps";
+  t.microkernels.push_back(taps);
+  t.select_and_classify();
+  return t;
+}
+
+TEST(ClassTableTest, Version2RoundTripKeepsFamilies) {
+  ClassTable t = two_family_table();
+  nlohmann::json j = table_to_json(t);
+  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["families"], nlohmann::json::parse(R"(["paper", "taps"])"));
+  EXPECT_EQ(j["microkernels"][0]["family"], "paper");
+  EXPECT_EQ(j["microkernels"][5]["family"], "taps");
+  ClassTable back = table_from_json(j, "memory");
+  EXPECT_EQ(back.format_version, 2);
+  expect_same(t, back);
+  ASSERT_NE(back.find(sizes(2, 1, 7, 2, 3, 3)), nullptr);
+  EXPECT_EQ(back.find(sizes(2, 1, 7, 2, 3, 3))->family, "taps");
+  TempDir td;  // and through a file
+  write_table(t, td.file("t.json"));
+  expect_same(t, read_table(td.file("t.json")));
+}
+
+// Version 1 predates families: its microkernels are all the paper family's.
+TEST(ClassTableTest, Version1IsReadAsThePaperFamily) {
+  nlohmann::json j = table_to_json(sample_table());
+  j["format_version"] = 1;
+  j.erase("families");
+  for (auto& m : j["microkernels"]) m.erase("family");
+  ClassTable t = table_from_json(j, "old.json");
+  EXPECT_EQ(t.format_version, 1);
+  EXPECT_EQ(t.families, std::vector<std::string>{"paper"});
+  ASSERT_EQ(t.microkernels.size(), 5u);
+  for (const auto& r : t.microkernels) EXPECT_EQ(r.family, "paper") << r.name;
+  // Written again, it is a version 2 table of the paper family.
+  nlohmann::json again = table_to_json(t);
+  EXPECT_EQ(again["format_version"], 2);
+  EXPECT_EQ(again["families"], nlohmann::json::parse(R"(["paper"])"));
+  EXPECT_EQ(again["microkernels"][4]["family"], "paper");
+}
+
+// The shipped tables stay version 1 until re-profiled, and still load.
+TEST(ClassTableTest, ShippedTablesLoad) {
+  TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.path());  // no user table: the built-in one
+  for (const char* isa : {"avx512", "avx2"}) {
+    ClassTable t = load_table(isa, std::nullopt);
+    EXPECT_EQ(t.origin, std::string("built-in configs/tables/") + isa + ".json");
+    EXPECT_EQ(t.families, std::vector<std::string>{"paper"}) << isa;
+    EXPECT_FALSE(t.microkernels.empty()) << isa;
+    for (const auto& r : t.microkernels) EXPECT_EQ(r.family, "paper") << r.name;
+  }
+}
+
+TEST(ClassTableTest, BadFamiliesAreRefused) {
+  auto err = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = table_to_json(two_family_table());
+    edit(j);
+    return error_of([&] { table_from_json(j, "t.json"); });
+  };
+  auto msg = [](const std::string& key, const std::string& what) {
+    return "class table t.json: key '" + key + "' is missing or not " + what +
+           "; re-run 'convtune profile' to rewrite it";
+  };
+  EXPECT_EQ(err([](auto&) {}), "(no error)");
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][5]["family"] = "tapz"; }),
+            msg("microkernels[5].family", "one of the table's families (paper, taps)"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][1]["family"] = 1; }),
+            msg("microkernels[1].family", "a string"));
+  EXPECT_EQ(err([](auto& j) { j["microkernels"][0].erase("family"); }),
+            msg("microkernels[0].family", "a string"));
+  // A family the table does not list, though convtune knows it.
+  EXPECT_EQ(err([](auto& j) { j["families"] = {"paper"}; }),
+            msg("microkernels[5].family", "one of the table's families (paper)"));
+  const std::string families = "a list of distinct families from paper, taps";
+  EXPECT_EQ(err([](auto& j) { j["families"] = {"paper", "tapz"}; }), msg("families", families));
+  EXPECT_EQ(err([](auto& j) { j["families"] = {"paper", "taps", "paper"}; }), msg("families", families));
+  EXPECT_EQ(err([](auto& j) { j["families"] = nlohmann::json::array(); }), msg("families", families));
+  EXPECT_EQ(err([](auto& j) { j.erase("families"); }), msg("families", "a list of at most 4096 strings"));
+}
+
+TEST(ClassTableTest, SummaryCountsEachFamily) {
+  ClassTable t = two_family_table();
+  // 5 paper microkernels of which 3 selected; k2c1w7h2r3s3 at 88% is selected.
+  EXPECT_NE(table_summary(t).find("\nfamilies: paper 5 (3 selected), taps 1 (1 selected)\n"), std::string::npos)
+      << table_summary(t);
+  EXPECT_EQ(table_summary(sample_table()).find("families:"), std::string::npos);  // paper alone: nothing new
 }
 
 TEST(ClassTableTest, UnwritablePath) {

@@ -2,6 +2,7 @@
 // numerically against the scalar reference of microkernels/CONTRACT.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -41,12 +42,13 @@ TEST(UkernelName, RejectsMalformed) {
 
 TEST(UkernelSpace, Avx512ConstraintsGive2043) {
   Isa isa = load_isa("avx512");
-  auto all = enumerate_ukernels(isa);
+  auto all = enumerate_ukernels(isa, "paper");
   // 000 §4.1 says 3059; the printed constraints give 2043 (see the issue).
   EXPECT_EQ(all.size(), 2043u);
   std::set<std::pair<int, int>> rs;
   for (const auto& u : all) {
-    EXPECT_TRUE(ukernel_admitted(isa, u));
+    EXPECT_TRUE(family_admits(isa, "paper", u));
+    EXPECT_EQ(ukernel_family(isa, u), "paper");
     EXPECT_GE(u.out_regs(), 14);
     EXPECT_LE(u.out_regs(), 28);
     EXPECT_LE(u.out_regs() + u.weight_regs(), 36);
@@ -57,6 +59,114 @@ TEST(UkernelSpace, Avx512ConstraintsGive2043) {
   EXPECT_TRUE(ukernel_admitted(isa, UkSizes{2, 1, 12, 1, 1, 1}));  // the BLIS kernel
   EXPECT_FALSE(ukernel_admitted(isa, UkSizes{2, 1, 15, 1, 1, 1}));  // 30 accumulators
   EXPECT_FALSE(ukernel_admitted(isa, UkSizes{1, 1, 14, 1, 3, 5}));  // r != s
+}
+
+// The two families' rules as microkernels/CONTRACT.md states them, written
+// again here so that the counts do not come from the code under test.
+struct Bounds {
+  int out_min, out_max, total_min, total_max, registers;
+};
+bool paper_rule(const Bounds& b, int k, int c, int w, int h, int r, int s) {
+  const int out = w * h * k, total = out + r * s * c * k;
+  return (r == 1 || s == 1 || r == s) && out >= b.out_min && out <= b.out_max && total >= b.total_min &&
+         total <= b.total_max;
+}
+bool taps_rule(const Bounds& b, int k, int c, int w, int h, int r, int s) {
+  const int out = w * h * k;
+  return r == s && r > 1 && (c == 1 || c == 2 || c == 4) && (c == 1 || r * s * c <= 36) && out >= b.out_min &&
+         out <= b.out_max && out + k + 1 <= b.registers;
+}
+
+struct FamilyCounts {
+  const char* isa;
+  Bounds bounds;
+  size_t paper, taps;  // taps: admitted by the taps rule alone (paper comes first)
+};
+
+void PrintTo(const FamilyCounts& f, std::ostream* os) { *os << f.isa; }
+
+class UkernelFamilies : public ::testing::TestWithParam<FamilyCounts> {};
+
+TEST_P(UkernelFamilies, CountsMatchTheStatedRules) {
+  const FamilyCounts& want = GetParam();
+  Isa isa = load_isa(want.isa);
+  std::vector<UkSizes> paper, taps;
+  size_t both = 0;
+  for (int r : {1, 3, 5, 7})
+    for (int s : {1, 3, 5, 7})
+      for (int k = 1; k <= 16; ++k)
+        for (int c = 1; c <= 16; ++c)
+          for (int w = 1; w <= 16; ++w)
+            for (int h = 1; h <= 16; ++h) {
+              const bool p = paper_rule(want.bounds, k, c, w, h, r, s), t = taps_rule(want.bounds, k, c, w, h, r, s);
+              if (p) paper.push_back({k, c, w, h, r, s});
+              if (t && !p) taps.push_back({k, c, w, h, r, s});
+              both += p && t;
+            }
+  EXPECT_EQ(paper.size(), want.paper);
+  EXPECT_EQ(taps.size(), want.taps);
+  EXPECT_GT(both, 0u);  // some microkernels fit both rules and count as paper
+  auto sorted = [](std::vector<UkSizes> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(enumerate_ukernels(isa, "paper")), sorted(paper));
+  EXPECT_EQ(sorted(enumerate_ukernels(isa, "taps")), sorted(taps));
+  EXPECT_TRUE(enumerate_ukernels(isa, "nosuchfamily").empty());
+  // The union: the paper family in its order, then the taps family.
+  std::vector<UkSizes> all = enumerate_ukernels(isa), expect = enumerate_ukernels(isa, "paper");
+  for (const auto& u : enumerate_ukernels(isa, "taps")) expect.push_back(u);
+  EXPECT_EQ(all, expect);
+  for (const auto& u : paper) EXPECT_EQ(ukernel_family(isa, u), "paper") << sizes_text(u);
+  for (const auto& u : taps) {
+    EXPECT_EQ(ukernel_family(isa, u), "taps") << sizes_text(u);
+    EXPECT_TRUE(ukernel_admitted(isa, u)) << sizes_text(u);
+    EXPECT_FALSE(family_admits(isa, "paper", u)) << sizes_text(u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, UkernelFamilies,
+                         ::testing::Values(FamilyCounts{"avx512", {14, 28, 16, 36, 32}, 2043, 513},
+                                           FamilyCounts{"avx2", {7, 14, 8, 18, 16}, 500, 221},
+                                           FamilyCounts{"neon", {14, 28, 16, 36, 32}, 2043, 513}),
+                         [](const auto& info) { return std::string(info.param.isa); });
+
+TEST(UkernelFamilies, ConcreteMicrokernels) {
+  Isa isa = load_isa("avx512");
+  // A whole 3x3 filter in registers: 28 accumulators + 2 weight vectors + 1
+  // broadcast = 31 registers, but the paper counts 28 + 18 weights > 36.
+  const UkSizes taps{2, 1, 7, 2, 3, 3};
+  EXPECT_EQ(ukernel_family(isa, taps), "taps");
+  EXPECT_FALSE(family_admits(isa, "paper", taps));
+  EXPECT_TRUE(family_admits(isa, "taps", taps));
+  EXPECT_TRUE(ukernel_admitted(isa, taps));
+  EXPECT_EQ(ukernel_name(taps, isa.name), "ct_ukernel_k2c1w7h2r3s3__avx512");  // the naming scheme is unchanged
+  EXPECT_EQ(ukernel_family(isa, UkSizes{2, 1, 12, 1, 1, 1}), "paper");
+  EXPECT_FALSE(family_admits(isa, "taps", UkSizes{2, 1, 12, 1, 1, 1}));  // no whole filter
+  // Fits both rules: reported as the first family, paper.
+  EXPECT_TRUE(family_admits(isa, "taps", UkSizes{1, 1, 14, 1, 3, 3}));
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 14, 1, 3, 3}), "paper");
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 14, 1, 7, 7}), "taps");  // 7x7, c = 1: always allowed
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 4, 14, 1, 3, 3}), "taps");  // 3*3*4 = 36 taps
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 3, 14, 1, 3, 3}), "");      // c = 3 is not in c_values
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 2, 14, 1, 5, 5}), "");      // 5*5*2 = 50 taps > 36
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 14, 1, 3, 5}), "");      // not square
+  EXPECT_EQ(ukernel_family(isa, UkSizes{16, 1, 1, 1, 3, 3}), "");      // 16 + 16 + 1 = 33 registers
+  EXPECT_EQ(ukernel_family(isa, UkSizes{15, 1, 1, 1, 3, 3}), "taps");  // 15 + 15 + 1 = 31
+  EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 29, 1, 3, 3}), "");      // 29 accumulators
+  EXPECT_EQ(ukernel_families(), (std::vector<std::string>{"paper", "taps"}));
+}
+
+// profile --quick measures every family: each (family, r, s) group's edges.
+TEST(UkernelFamilies, QuickSubsetCoversBothFamilies) {
+  for (const char* name : {"avx512", "avx2"}) {
+    Isa isa = load_isa(name);
+    std::map<std::string, std::set<std::pair<int, int>>> rs;
+    for (const auto& u : quick_subset(isa)) rs[ukernel_family(isa, u)].insert({u.r, u.s});
+    EXPECT_EQ(rs["taps"], (std::set<std::pair<int, int>>{{3, 3}, {5, 5}, {7, 7}})) << name;
+    EXPECT_TRUE(rs["paper"].count({1, 1})) << name;
+    EXPECT_FALSE(rs.count("")) << name;
+  }
 }
 
 TEST(Isa, UnknownArchIsAClearError) {

@@ -15,6 +15,19 @@ struct IsaSpace {
   bool rs_square_when_both_above_1 = true;
 };
 
+// Bounds of the "taps" family (microkernels/CONTRACT.md): microkernels that
+// reduce a whole square filter in registers. The rule itself is in
+// src/offline/ukernel.cpp; it counts what the emitted code keeps live (the
+// w*h*k accumulators, k weight vectors, one broadcast) against
+// Isa::vector_registers.
+struct IsaTapsSpace {
+  int out_min = 14, out_max = 28;  // w*h*k accumulators
+  std::vector<int> filters{3, 5, 7};  // r = s, one of these
+  std::vector<int> c_values{1, 2, 4};
+  int max_taps = 36;    // r*s*c bounds code size; c = 1 is always allowed
+  int max_unroll = 16;  // bound on w, h, k
+};
+
 // How code of an ISA of another architecture runs here (empty qemu: it cannot).
 struct IsaEmulation {
   std::string cross_cc;               // default cross compiler; $CROSS_CC overrides
@@ -39,7 +52,8 @@ struct Isa {
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs
   int peak_accumulators = 24;          // independent FMA chains for the peak loop
-  IsaSpace space;
+  IsaSpace space;       // the paper family (000 §4.1)
+  IsaTapsSpace taps;    // the taps family
   IsaEmulation emulation;
 
   /// Fills a template: expand(fma, {{"a", x}, {"b", y}, {"acc", z}}).

@@ -13,7 +13,9 @@
 
 namespace convtune {
 
-constexpr int kTableFormatVersion = 1;
+// 2: microkernels carry "family" and the table lists the "families" profiled.
+// Version 1 tables (paper family only) are still read.
+constexpr int kTableFormatVersion = 2;
 
 struct CompilerInfo {
   std::string command;  // "cc"
@@ -24,6 +26,7 @@ struct CompilerInfo {
 struct UkRecord {
   std::string name;
   UkSizes sizes;
+  std::string family = "paper";  // ukernel_family(); one of ClassTable::families
   std::string status = "ok";  // ok | compile_error | crash | timeout | wrong_result
   double gflops = 0;
   double percent_peak = 0;  // 0..100+
@@ -50,6 +53,7 @@ struct ClassTable {
   bool emulated = false;   // profiled under an emulator: timings not meaningful
   bool resumed = false;    // finished by `profile --resume` from a journal (profile_journal.h)
   std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
+  std::vector<std::string> families{"paper"};  // the families profiled, in ukernel_families() order
   double wall_seconds = 0;
   std::vector<UkRecord> microkernels;
   std::vector<UkClass> classes;

@@ -33,8 +33,8 @@ struct ProfileResult {
   size_t measured_first = 0, measured_again = 0;  // measured by this run
 };
 
-/// The quick subset: for every (r, s) pair, the microkernels at the edges of
-/// each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
+/// The quick subset: for every family and (r, s) pair, the microkernels at the
+/// edges of each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
 std::vector<UkSizes> quick_subset(const Isa& isa);
 
 /// Runs the whole offline stage (or the rest of a journaled one) and returns

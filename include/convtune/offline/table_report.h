@@ -6,7 +6,8 @@
 namespace convtune {
 
 /// A human summary of a class table: where it is from, peak, counts, the
-/// best microkernel, the BLIS-like (2,1,12,1,1,1) figure, the largest classes.
+/// microkernels per family, the best microkernel, the BLIS-like
+/// (2,1,12,1,1,1) figure, the largest classes.
 std::string table_summary(const ClassTable& t);
 
 }  // namespace convtune

@@ -36,9 +36,25 @@ std::string ukernel_name(const UkSizes& u, const std::string& isa);
 /// Inverse of ukernel_name; returns false if the name is not one.
 bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa);
 
-/// Every microkernel the ISA's constraints admit, in a stable order.
+// A family is an admission rule over sizes (microkernels/CONTRACT.md, "Space
+// constraints per ISA"); the code of a microkernel depends on its sizes only.
+//   "paper": 000 §4.1's bounds (Isa::space).
+//   "taps":  a whole square filter reduced in registers, counting the
+//            registers the emitted code keeps live (Isa::taps).
+
+/// The family names, in the order that decides a microkernel's family.
+const std::vector<std::string>& ukernel_families();
+/// True when the family's rule admits the sizes (false for an unknown family).
+bool family_admits(const Isa& isa, const std::string& family, const UkSizes& u);
+/// The first family in ukernel_families() that admits the sizes, or "".
+std::string ukernel_family(const Isa& isa, const UkSizes& u);
+
+/// Every microkernel some family admits, in a stable order: each family's
+/// (enumerate_ukernels(isa, family)) in the order of ukernel_families().
 std::vector<UkSizes> enumerate_ukernels(const Isa& isa);
-/// True when the sizes satisfy the ISA's constraints.
+/// The microkernels whose family (ukernel_family) is `family`, in a stable order.
+std::vector<UkSizes> enumerate_ukernels(const Isa& isa, const std::string& family);
+/// True when some family admits the sizes.
 bool ukernel_admitted(const Isa& isa, const UkSizes& u);
 
 }  // namespace convtune
