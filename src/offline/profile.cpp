@@ -34,6 +34,19 @@ namespace {
 constexpr int64_t kProfileNc = 512;  // T(512,c) around the block (000 §4.1)
 constexpr int64_t kVerifyNc = 4;     // a short reduction suffices to check indexing
 
+// 000 §4.1 repeats the block 512 times along c. A whole-filter (taps)
+// microkernel reads r*s times more weights per step: at 512 steps a 7x7 one
+// streams 6 MB of weights from L3 and measures as memory-bound, which it never
+// is in a convolution (oneDNN's brgconv sizes its c blocks to stay in L2). Its
+// reduction is shortened until its weights fit 1 MiB.
+int64_t profile_nc(const Isa& isa, const UkSizes& u) {
+  if (ukernel_family(isa, u) != "taps") return kProfileNc;
+  const int64_t step_bytes = int64_t(u.r) * u.s * u.c * u.k * isa.lanes * int64_t(sizeof(float));
+  int64_t nc = kProfileNc;
+  while (nc > 16 && nc * step_bytes > (int64_t(1) << 20)) nc /= 2;
+  return nc;
+}
+
 // One translation unit: the microkernels and a table of entry points.
 std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
   std::string o = fmt::format(
@@ -42,7 +55,7 @@ std::string emit_unit(const Isa& isa, const std::vector<UkSizes>& ks) {
   std::vector<std::string> names;
   for (const auto& u : ks) {
     names.push_back(ukernel_name(u, isa.name));
-    o += emit_ukernel(isa, u, profile_layout(u, isa.lanes, kProfileNc), names.back()) + "\n";
+    o += emit_ukernel(isa, u, profile_layout(u, isa.lanes, profile_nc(isa, u)), names.back()) + "\n";
   }
   return o + profile_fn_table(names);
 }
@@ -179,9 +192,14 @@ ProfileResult run_profile(const ProfileOptions& opt) {
     return first_done[i] && !again_done[i] && res[i].status == "ok" && res[i].gflops < below;
   };
 
+  // Units of up to `per` microkernels, each timed with one reduction length.
   std::vector<std::vector<UkSizes>> units;
-  for (size_t i = 0; i < ks.size(); i += size_t(per))
-    units.emplace_back(ks.begin() + i, ks.begin() + std::min(ks.size(), i + size_t(per)));
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (units.empty() || units.back().size() == size_t(per) ||
+        profile_nc(isa, units.back().front()) != profile_nc(isa, ks[i]))
+      units.emplace_back();
+    units.back().push_back(ks[i]);
+  }
   std::vector<size_t> unit_of(ks.size());
   std::vector<std::vector<size_t>> members(units.size());
   for (size_t u = 0, i = 0; u < units.size(); ++u)
@@ -235,7 +253,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
   // process sharing the core halves a figure; so everything that falls below
   // the threshold is measured once more later and keeps its better figure.
   std::vector<UkCase> cases;  // what the driver's reference needs
-  for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, kProfileNc)});
+  for (const auto& u : ks) cases.push_back({u, profile_layout(u, isa.lanes, profile_nc(isa, u))});
   auto measure = [&](size_t u, const std::vector<size_t>& todo, ProfilePass pass,
                      const std::function<void(size_t, const UkMeasured&)>& done) {
     if (!built[u].ok) {
@@ -248,7 +266,7 @@ ProfileResult run_profile(const ProfileOptions& opt) {
       }
       return;
     }
-    runner.measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, kProfileNc,
+    runner.measure_unit(jobs[u].output, cases, members[u].front(), todo, kVerifyNc, profile_nc(isa, units[u].front()),
                         {opt.min_ms, opt.repeat, 1}, [&](size_t i, const UkMeasured& m) {
                           if (out.interrupted) return;  // the rest of the unit: measured again on --resume
                           journal_entry(i, pass, m);

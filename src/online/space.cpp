@@ -288,7 +288,33 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
     if (r.status == "ok" && divides(r.sizes, r.sizes.h, shape, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
-  if (!best) throw no_microkernel_error(shape, table, lanes);
+  if (!best) {
+    // Nothing divides alone (an Ho like 17 has no divisor up to the unroll
+    // bound): the best pair of one class among all that ran, selected or not.
+    std::map<std::tuple<int, int, int, int, int>, std::vector<const UkRecord*>> classes;
+    for (const UkRecord& r : table.microkernels)
+      if (r.status == "ok" && divides(r.sizes, 1, shape, lanes))
+        classes[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(&r);
+    UkChoice pick;
+    double pick_gflops = 0;
+    for (auto& [key, members] : classes)
+      for (const UkRecord* m1 : members)
+        for (const UkRecord* m2 : members) {
+          const double g = std::min(m1->gflops, m2->gflops);
+          if (m1->sizes.h >= m2->sizes.h || g <= pick_gflops) continue;
+          const auto counts = pair_counts(m1->sizes.h, m2->sizes.h, ho_divisors, 1);
+          if (counts.empty()) continue;
+          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true};
+          pick_gflops = g;
+        }
+    if (pick_gflops <= 0) throw no_microkernel_error(shape, table, lanes);
+    sp.choices.push_back(pick);
+    sp.note = fmt::format(
+        "no selected microkernel or pair divides this shape; using the best pair of non-selected ones that "
+        "does: {} (at least {:.1f}% of peak)",
+        pick.text(), 100 * pick_gflops / table.peak_gflops);
+    return sp;
+  }
   UkChoice ch;
   ch.uk = best->sizes;
   ch.fallback = true;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/offline/table_report.h"
 #include "test_util.h"
@@ -376,16 +377,19 @@ TEST(ClassTableTest, Version1IsReadAsThePaperFamily) {
   EXPECT_EQ(again["microkernels"][4]["family"], "paper");
 }
 
-// The shipped tables stay version 1 until re-profiled, and still load.
+// The shipped tables are version 2 with both families, each record labelled
+// with the family the ISA's rules give its sizes.
 TEST(ClassTableTest, ShippedTablesLoad) {
   TempDir td;
   ScopedEnv xdg("XDG_CACHE_HOME", td.path());  // no user table: the built-in one
   for (const char* isa : {"avx512", "avx2"}) {
     ClassTable t = load_table(isa, std::nullopt);
+    const Isa desc = load_isa(isa);
     EXPECT_EQ(t.origin, std::string("built-in configs/tables/") + isa + ".json");
-    EXPECT_EQ(t.families, std::vector<std::string>{"paper"}) << isa;
-    EXPECT_FALSE(t.microkernels.empty()) << isa;
-    for (const auto& r : t.microkernels) EXPECT_EQ(r.family, "paper") << r.name;
+    EXPECT_EQ(t.format_version, 2) << isa;
+    EXPECT_EQ(t.families, (std::vector<std::string>{"paper", "taps"})) << isa;
+    ASSERT_EQ(t.microkernels.size(), enumerate_ukernels(desc).size()) << isa;
+    for (const auto& r : t.microkernels) EXPECT_EQ(r.family, ukernel_family(desc, r.sizes)) << r.name;
   }
 }
 

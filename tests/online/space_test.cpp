@@ -128,6 +128,28 @@ TEST(Space, ChoiceOfThePaperExample) {
             -1);
 }
 
+// yolo9000-23 in small: Ho = Wo = 17 has no divisor in 2..16, so only a pair
+// along h tiles it; none is selected, so the best pair of non-selected ones
+// (by its slower member) is used.
+TEST(Space, FallbackToTheBestNonSelectedPair) {
+  Shape sh = parse_shape("K=48,C=8,H=17,R=1");
+  ClassTable t = table_of({uk_record(uk(3, 1, 1, 8), 90),                                // alone: 8 does not divide 17
+                           uk_record(uk(1, 1, 1, 8), 70), uk_record(uk(1, 1, 1, 9), 60),  // 8 + 9: slower member 60
+                           uk_record(uk(3, 1, 1, 5), 75), uk_record(uk(3, 1, 1, 6), 72),  // 5 + 6 + 6: 72
+                           uk_record(uk(3, 1, 1, 4), 79, "crash")});
+  Space sp = build_space(sh, t, 16);
+  ASSERT_EQ(sp.choices.size(), 1u);
+  const UkChoice& ch = sp.choices[0];
+  EXPECT_TRUE(ch.fallback && ch.pair);
+  EXPECT_EQ(ch.uk, uk(3, 1, 1, 5));
+  EXPECT_EQ(ch.uk2, uk(3, 1, 1, 6));
+  EXPECT_EQ(ch.h_extent() % 17, 0);
+  EXPECT_NE(sp.note.find("using the best pair of non-selected ones that does: k3c1w1h{"), std::string::npos)
+      << sp.note;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 50; ++i) EXPECT_NO_THROW(validate_config(sample_config(sp, rng), sh, 16));
+}
+
 TEST(Space, FallbackToTheBestNonSelectedThatDivides) {
   Shape sh = parse_shape("K=64,C=8,H=34,R=1");
   // Selected: h=8 only (no pair, 8 does not divide 34). Non-selected: h=2 and
