@@ -393,6 +393,19 @@ TEST(Csa, ReuseLoopCoversTheMicrokernelTapsOnly) {
   EXPECT_NE(to_string(p.config).find("T(128,c), U(4,w)"), std::string::npos) << to_string(p.config);
 }
 
+// SConv's microkernel reduces the whole filter in registers: given one that
+// does (r = R, s = S) and a larger one that does not, CSA takes the first.
+TEST(Csa, PrefersAWholeFilterMicrokernel) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.microkernels = {uk_record(uk(2, 1, 4, 2), 90), uk_record(uk(1, 1, 2, 7, 3, 3), 90)};
+  t.select_and_classify();
+  CsaPlan p = csa_plan(build_space(parse_shape("K=64,C=16,H=14,R=3"), t, 16), SearchOptions{});
+  EXPECT_NE(to_string(p.config).find("U(3,s), U(3,r), U(2,w), U(7,h), V(k)]"), std::string::npos)
+      << to_string(p.config);
+  EXPECT_EQ(p.info["choice"], "k1c1w2h7r3s3");
+}
+
 TEST(Csa, ValidForEveryZooLayer) {
   ClassTable t = shipped_table();
   SearchOptions machine;
