@@ -271,16 +271,22 @@ TEST(ClassTableTest, BadNestedKeyIsNamedWithItsPath) {
 
 // Absurd sizes, counts and numbers are refused with the key's path, never
 // overflow (sizes multiply in UkSizes) or wrap (unsigned JSON integers).
+// What reading `table`, edited as JSON, says ("(no error)" when it reads).
+std::string error_after_edit(const ClassTable& table, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = table_to_json(table);
+  edit(j);
+  return error_of([&] { table_from_json(j, "t.json"); });
+}
+
+// The one-line refusal of a bad key.
+std::string key_error(const std::string& key, const std::string& what) {
+  return "class table t.json: key '" + key + "' is missing or not " + what +
+         "; re-run 'convtune profile' to rewrite it";
+}
+
 TEST(ClassTableTest, AbsurdValuesAreRefused) {
-  auto err = [](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = table_to_json(sample_table());
-    edit(j);
-    return error_of([&] { table_from_json(j, "t.json"); });
-  };
-  auto msg = [](const std::string& key, const std::string& what) {
-    return "class table t.json: key '" + key + "' is missing or not " + what +
-           "; re-run 'convtune profile' to rewrite it";
-  };
+  auto err = [](const std::function<void(nlohmann::json&)>& edit) { return error_after_edit(sample_table(), edit); };
+  auto msg = key_error;
   EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["sizes"]["k"] = 65; }),
             msg("microkernels[0].sizes.k", "an integer from 1 to 64"));
   EXPECT_EQ(err([](auto& j) { j["microkernels"][0]["sizes"]["c"] = 18446744073709551615ull; }),
@@ -395,14 +401,9 @@ TEST(ClassTableTest, ShippedTablesLoad) {
 
 TEST(ClassTableTest, BadFamiliesAreRefused) {
   auto err = [](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = table_to_json(two_family_table());
-    edit(j);
-    return error_of([&] { table_from_json(j, "t.json"); });
+    return error_after_edit(two_family_table(), edit);
   };
-  auto msg = [](const std::string& key, const std::string& what) {
-    return "class table t.json: key '" + key + "' is missing or not " + what +
-           "; re-run 'convtune profile' to rewrite it";
-  };
+  auto msg = key_error;
   EXPECT_EQ(err([](auto&) {}), "(no error)");
   EXPECT_EQ(err([](auto& j) { j["microkernels"][5]["family"] = "tapz"; }),
             msg("microkernels[5].family", "one of the table's families (paper, taps)"));
