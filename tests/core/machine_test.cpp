@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "convtune/core/error.h"
+
 namespace convtune {
 namespace {
 
@@ -48,6 +50,27 @@ TEST(MachineCaches, AnyCpuNumberIsSafe) {
     const MachineInfo m = detect_machine(cpu);
     EXPECT_FALSE(m.cache_source.empty());
     EXPECT_GE(m.l1d_bytes, 0);
+  }
+}
+
+// --threads N measures on the N CPUs this process may use that end at --cpu.
+TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
+  const int last = default_cpu(), n = available_cpus();
+  ASSERT_GE(n, 1);
+  EXPECT_EQ(measuring_cpus(-1, 1), std::vector<int>{last});
+  const std::vector<int> all = measuring_cpus(-1, n);
+  ASSERT_EQ(int(all.size()), n);
+  EXPECT_EQ(all.back(), last);
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1], all[i]);
+  EXPECT_EQ(cpu_list({2, 3}), "2,3");
+  try {
+    measuring_cpus(-1, n + 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--threads " + std::to_string(n + 1) + " needs " + std::to_string(n + 1) + " CPUs at or below --cpu " +
+                  std::to_string(last) + ", but this process may use only " + std::to_string(n) +
+                  " of them; give a smaller --threads or a higher --cpu");
   }
 }
 
