@@ -271,14 +271,17 @@ std::vector<int> measuring_cpus(int cpu, int threads) {
   cpu_set_t set;
   CPU_ZERO(&set);
   std::vector<int> v;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = cpu; c >= 0 && int(v.size()) < threads; --c)
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = cpu; c >= 0 && int(v.size()) < threads; --c)  // --cpu and those below it first
       if (CPU_ISSET(c, &set)) v.push_back(c);
+    for (int c = cpu + 1; c < CPU_SETSIZE && int(v.size()) < threads; ++c)
+      if (CPU_ISSET(c, &set)) v.push_back(c);
+  }
   if (int(v.size()) < threads)
-    throw Error(fmt::format("--threads {} needs {} CPUs at or below --cpu {}, but this process may use only {} of "
-                            "them; give a smaller --threads or a higher --cpu",
-                            threads, threads, cpu, v.size()));
-  std::reverse(v.begin(), v.end());
+    throw Error(fmt::format("--threads {} needs {} CPUs, but this process may use only {}; give --threads {} or "
+                            "fewer",
+                            threads, threads, v.size(), v.size()));
+  std::sort(v.begin(), v.end());
   return v;
 }
 

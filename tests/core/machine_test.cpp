@@ -53,7 +53,7 @@ TEST(MachineCaches, AnyCpuNumberIsSafe) {
   }
 }
 
-// --threads N measures on the N CPUs this process may use that end at --cpu.
+// --threads N measures on --cpu and the nearest N-1 CPUs below (then above) it.
 TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
   const int last = default_cpu(), n = available_cpus();
   ASSERT_GE(n, 1);
@@ -63,14 +63,14 @@ TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
   EXPECT_EQ(all.back(), last);
   for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1], all[i]);
   EXPECT_EQ(cpu_list({2, 3}), "2,3");
+  EXPECT_EQ(measuring_cpus(all.front(), n), all);  // the lowest CPU: the others are above it
   try {
     measuring_cpus(-1, n + 1);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "--threads " + std::to_string(n + 1) + " needs " + std::to_string(n + 1) + " CPUs at or below --cpu " +
-                  std::to_string(last) + ", but this process may use only " + std::to_string(n) +
-                  " of them; give a smaller --threads or a higher --cpu");
+    EXPECT_EQ(std::string(e.what()), "--threads " + std::to_string(n + 1) + " needs " + std::to_string(n + 1) +
+                                         " CPUs, but this process may use only " + std::to_string(n) +
+                                         "; give --threads " + std::to_string(n) + " or fewer");
   }
 }
 

@@ -37,10 +37,10 @@ void pin_to_cpu(int cpu);
 /// How many CPUs this process may run on (sched_getaffinity; taskset and
 /// cgroups count): the default of --threads.
 int available_cpus();
-/// The CPUs a measurement with `threads` threads runs on: the `threads` CPUs
-/// this process may use that end at `cpu` (default_cpu() when cpu < 0),
-/// ascending; {cpu} for one thread. Throws Error naming --threads and --cpu
-/// when there are not that many.
+/// The CPUs a measurement with `threads` threads runs on, ascending: `cpu`
+/// (default_cpu() when cpu < 0) and the CPUs this process may use nearest
+/// below it, then above it; {cpu} for one thread. Throws Error naming
+/// --threads when this process may use fewer CPUs.
 std::vector<int> measuring_cpus(int cpu, int threads);
 /// Pins the calling thread to a set of CPUs (as pin_to_cpu for one).
 void pin_to_cpus(const std::vector<int>& cpus);

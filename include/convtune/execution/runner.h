@@ -114,7 +114,7 @@ class Runner {
                     const std::function<void(size_t, const UkMeasured&)>& done) const;
 
   /// The peak loop (peak.h), built once: its median GFLOP/s on one core (the
-  /// last of the set: --cpu). Throws Error when it does not build or run.
+  /// highest CPU of the set). Throws Error when it does not build or run.
   double peak_gflops();
   /// The CPUs executables pin themselves to (empty: not pinned).
   const std::vector<int>& cpus() const { return cpus_; }
@@ -132,7 +132,7 @@ class Runner {
 
 /// Builds one generated convolution (C file defining `symbol`, compiled with
 /// `cflags` too: GeneratedKernel::cflags) with the driver and runs it once on
-/// `threads` CPUs ending at `cpu`: the one-shot path of tests and tools.
+/// measuring_cpus(cpu, threads): the one-shot path of tests and tools.
 RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
                              const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s,
                              const std::vector<std::string>& cflags = {}, int threads = 1);
