@@ -453,7 +453,10 @@ int main(int argc, char **argv) {
     report("error", "the CPU argument is not -1 or a list of CPU numbers");
     return 2;
   }
-  if (ncpu > 0) {
+  /* After the re-execution below the process already runs inside the set,
+     and libgomp has bound this thread to its first place: keep that. */
+  const int restarted = ncpu > 1 && getenv("CT_DRIVER_PINNED") != NULL;
+  if (ncpu > 0 && !restarted) {
     /* Natively the pin must hold; qemu-user may refuse it, and timings mean nothing there anyway. */
 #ifndef CT_EMULATED
     if (sched_setaffinity(0, sizeof set, &set) != 0) {
@@ -465,7 +468,7 @@ int main(int argc, char **argv) {
     /* libgomp reads its places and binding when it loads, before main: start
        again inside the set so that each OpenMP thread gets one CPU of it.
        Should the exec fail, the threads still stay inside the set. */
-    if (ncpu > 1 && !getenv("CT_DRIVER_PINNED")) {
+    if (ncpu > 1) {
       setenv("CT_DRIVER_PINNED", "1", 1);
       setenv("OMP_PROC_BIND", "close", 1);
       setenv("OMP_PLACES", "threads", 1);

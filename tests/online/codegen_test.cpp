@@ -160,6 +160,45 @@ INSTANTIATE_TEST_SUITE_P(
         // A masked K tail inside one thread's share.
         Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"}));
 
+// The driver binds each OpenMP thread of a candidate to its own CPU of the
+// set: a wrapper around a real P(2,k) kernel computes the convolution only
+// when its two threads each see exactly one CPU and not the same one (else
+// the output stays NaN and the driver reports wrong_result).
+TEST(ConvParallelPinning, EachThreadRunsOnItsOwnCpu) {
+  Isa isa = load_isa("avx512");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
+  Shape shape = parse_shape("K=32,C=8,H=6,R=3");
+  Config cfg = parse_config("[P(2,k), T(3,h), T(6,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]");
+  GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_real", "test"});
+  const std::string wrapper =
+      "\nvoid ct_conv(const float *restrict i, const float *restrict w, float *restrict o) {\n"
+      "  int cpu[2] = {-1, -1}, alone[2] = {0, 0};\n"
+      "#pragma omp parallel num_threads(2)\n"
+      "  {\n"
+      "    cpu_set_t s;\n"
+      "    CPU_ZERO(&s);\n"
+      "    sched_getaffinity(0, sizeof s, &s);\n"
+      "    const int t = omp_get_thread_num();\n"
+      "    alone[t] = CPU_COUNT(&s) == 1;\n"
+      "    for (int c = 0; c < CPU_SETSIZE; ++c) if (CPU_ISSET(c, &s)) cpu[t] = c;\n"
+      "  }\n"
+      "  if (alone[0] && alone[1] && cpu[0] != cpu[1]) ct_real(i, w, o);\n"
+      "}\n"
+      "void ct_conv_pack(const float *restrict kcrs, float *restrict packed) { ct_real_pack(kcrs, packed); }\n"
+      "const unsigned long ct_conv_packed_floats = " + std::to_string(k.packed_floats) + ";\n";
+  test::TempDir td;
+  test::write_file(td.file("k.c"), "#define _GNU_SOURCE\n#include <sched.h>\n#include <omp.h>\n" + k.c_source + wrapper);
+  ProblemData p = ProblemData::make(shape, 0, 42);
+  RunResult r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0},
+                                   60, k.cflags, 2);
+  EXPECT_EQ(r.status, "ok") << r.detail;
+  // The same file on one CPU: both threads share it, so the wrapper leaves NaN.
+  r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60,
+                         k.cflags, 1);
+  EXPECT_EQ(r.status, "wrong_result") << r.detail;
+}
+
 TEST(ConvCodegenText, ParallelLoopsAreOpenMp) {
   Isa isa = load_isa("avx512");
   Shape shape = parse_shape("K=32,C=8,H=8,R=3");
