@@ -64,7 +64,7 @@ def shape_fields(text):
 
 def row_for(a, net, name, sel, trials):
     tdir = os.path.join(a.out, "tune", name)
-    timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat)] + a.cpu
+    timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat), "--threads", str(a.threads)] + a.cpu
     run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
                                        "--no-onednn"] + (["--resume"] if a.resume else []) + timing + a.tune_args.split())
     recs = benchlib.read_log(os.path.join(tdir, "log.jsonl"))
@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--convtune", default=os.path.join(ROOT, "build", "convtune"))
     ap.add_argument("--cpu", type=int, help="core to measure on (default: convtune's, the last one)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="cores for convtune and the libraries (default 1: the paper's single-core comparison)")
     ap.add_argument("--min-repeat-ms", type=float, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")

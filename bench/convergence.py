@@ -52,7 +52,8 @@ def run_one(a, layer, strategy, seed):
             os.path.join(out, "log.jsonl"))) >= a.trials)):
         return True
     cmd = [a.convtune, "tune", "--layer", layer, "--search", strategy, "--seed", str(seed), "--trials",
-           str(a.trials), "--out", out, "--resume", "--json", "-q"] + a.skip_onednn + shlex.split(a.extra)
+           str(a.trials), "--out", out, "--resume", "--json", "-q", "--threads", "1"] + a.skip_onednn + \
+        shlex.split(a.extra)  # one core, as the logs in bench/results
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.time() - t0

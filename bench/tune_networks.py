@@ -49,7 +49,7 @@ def main():
         out = os.path.join(a.out, name)
         t0 = time.time()
         res = json.loads(run([a.convtune, "tune", "--layer", name, "--trials", str(trials), "--seed", str(a.seed),
-                              "--out", out, "--resume", "--json", "-q"] + a.extra.split()))
+                              "--out", out, "--resume", "--json", "-q", "--threads", "1"] + a.extra.split()))
         wall = time.time() - t0
         recs = benchlib.read_log(os.path.join(out, "log.jsonl"), missing_ok=False)
         peak = res["peak_gflops"]

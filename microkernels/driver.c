@@ -19,7 +19,11 @@
  *       per microkernel ct_profile_fns[INDEX]
  *   CPU peak ITERS MIN_MS REPEAT DISCARD    {"status":"ok","median_s":..} for ct_peak
  *
- * CPU -1 does not pin. Anything that stops it early is {"status":"error","detail":".."}.
+ * CPU -1 does not pin. CPU is one CPU or a list ("2,3"): with several, the
+ * process is pinned to that set and, natively, re-executes itself once so that
+ * an OpenMP runtime (a candidate with P loops, codegen.h) starts inside the
+ * set with OMP_PROC_BIND=close and OMP_PLACES=threads: each OpenMP thread gets
+ * one CPU of the set. Anything that stops it early is {"status":"error","detail":".."}.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -420,23 +424,55 @@ static int run_peak(char **argv) {
   return 0;
 }
 
+/* "3" or "2,3" into a set; the number of CPUs, 0 for "-1" (no pinning), -1 when malformed. */
+static int parse_cpus(const char *text, cpu_set_t *set) {
+  int n = 0;
+  CPU_ZERO(set);
+  if (strcmp(text, "-1") == 0) return 0;
+  for (const char *p = text;;) {
+    char *end;
+    long c = strtol(p, &end, 10);
+    if (end == p || c < 0 || c >= CPU_SETSIZE) return -1;
+    CPU_SET((int)c, set);
+    ++n;
+    if (*end == '\0') return n;
+    if (*end != ',') return -1;
+    p = end + 1;
+  }
+}
+
 int main(int argc, char **argv) {
-  int rc = 2, cpu = argc > 1 ? atoi(argv[1]) : -1;
+  int rc = 2;
+  cpu_set_t set;
+  const int ncpu = parse_cpus(argc > 1 ? argv[1] : "-1", &set);
   struct rlimit no_core = {0, 0};
   setrlimit(RLIMIT_CORE, &no_core); /* a crashing candidate leaves no core file (nor qemu's) */
   /* A convtune killed with SIGKILL takes a hanging candidate with it. */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (cpu >= 0) {
+  if (ncpu < 0) {
+    report("error", "the CPU argument is not -1 or a list of CPU numbers");
+    return 2;
+  }
+  /* After the re-execution below the process already runs inside the set,
+     and libgomp has bound this thread to its first place: keep that. */
+  const int restarted = ncpu > 1 && getenv("CT_DRIVER_PINNED") != NULL;
+  if (ncpu > 0 && !restarted) {
     /* Natively the pin must hold; qemu-user may refuse it, and timings mean nothing there anyway. */
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
 #ifndef CT_EMULATED
     if (sched_setaffinity(0, sizeof set, &set) != 0) {
-      char msg[64];
-      snprintf(msg, sizeof msg, "cannot pin to CPU %d", cpu);
+      char msg[96];
+      snprintf(msg, sizeof msg, "cannot pin to CPU %.60s", argv[1]);
       report("error", msg);
       return 2;
+    }
+    /* libgomp reads its places and binding when it loads, before main: start
+       again inside the set so that each OpenMP thread gets one CPU of it.
+       Should the exec fail, the threads still stay inside the set. */
+    if (ncpu > 1) {
+      setenv("CT_DRIVER_PINNED", "1", 1);
+      setenv("OMP_PROC_BIND", "close", 1);
+      setenv("OMP_PLACES", "threads", 1);
+      execv("/proc/self/exe", argv);
     }
 #else
     (void)sched_setaffinity(0, sizeof set, &set);

@@ -1,7 +1,10 @@
 // The Caffe baseline as the anchors were measured: im2col into a
-// [C*R*S][Ho*Wo] buffer, then cblas_sgemm (K x Ho*Wo x C*R*S) on one OpenBLAS
-// thread, per image; im2col is skipped for 1x1, stride 1, pad 0. Inputs are
-// NCHW and weights KCRS, converted here outside the timing.
+// [C*R*S][Ho*Wo] buffer, then cblas_sgemm (K x Ho*Wo x C*R*S) on the
+// requested number of OpenBLAS threads (one unless --threads), per image;
+// im2col is skipped for 1x1, stride 1, pad 0. Inputs are NCHW and weights
+// KCRS, converted here outside the timing. OpenBLAS starts its worker threads
+// when it loads, so they are not confined to bench's CPUs the way oneDNN's
+// (OpenMP, started by the pinned thread) are.
 #include <cblas.h>
 
 #include <cstring>
@@ -15,8 +18,8 @@ namespace {
 
 class Im2colBlas : public Baseline {
  public:
-  explicit Im2colBlas(const ProblemData& p) : p_(p) {
-    openblas_set_num_threads(1);
+  Im2colBlas(const ProblemData& p, int threads) : p_(p) {
+    openblas_set_num_threads(threads);
     const Shape& s = p.shape;
     in_ = input_nchw(p);
     w_ = p.weights;  // KCRS: the [K][C*R*S] matrix of the GEMM
@@ -77,8 +80,8 @@ class Im2colBlas : public Baseline {
 
 }  // namespace
 
-std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* /*missing*/) {
-  return std::make_unique<Im2colBlas>(p);
+std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* /*missing*/, int threads) {
+  return std::make_unique<Im2colBlas>(p, threads);
 }
 
 }  // namespace convtune

@@ -1,6 +1,7 @@
 // oneDNN as the anchors were measured: convolution_forward, direct algorithm,
-// f32, format_tag::any (oneDNN picks its layouts), user buffers reordered
-// once here, one OpenMP thread; run() is execute + wait only.
+// f32, NHWC activations, weights in the format oneDNN picks (reordered
+// once here, on the requested number of OpenMP threads (one unless bench or
+// tune says --threads); run() is execute + wait only.
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -20,8 +21,9 @@ using tag = memory::format_tag;
 
 class Onednn : public Baseline {
  public:
-  explicit Onednn(const ProblemData& p) : p_(p), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {
-    omp_set_num_threads(1);
+  Onednn(const ProblemData& p, int threads) : p_(p), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {
+    // oneDNN runs its parallel regions with this thread's OpenMP setting.
+    omp_set_num_threads(threads);
     const Shape& s = p.shape;
     const memory::dims src{s.N, s.C, s.H, s.W}, wei{s.K, s.C, s.R, s.S}, dst{s.N, s.K, s.Ho(), s.Wo()};
     const memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
@@ -83,9 +85,9 @@ class Onednn : public Baseline {
 
 std::string onednn_missing() { return ""; }
 
-std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* /*missing*/) {
+std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* /*missing*/, int threads) {
   try {
-    return std::make_unique<Onednn>(p);
+    return std::make_unique<Onednn>(p, threads);
   } catch (const dnnl::error& e) {
     throw Error(fmt::format("oneDNN cannot run a direct f32 convolution of {}: {}; report the shape", p.shape.to_string(),
                             e.what()));

@@ -1,6 +1,7 @@
 // `convtune bench`: get convtune's best kernel (log or fresh tune), regenerate
-// and compile it, measure the peak, then in this process pinned to one core:
-// prepare the baselines, check every output against the reference, time each.
+// and compile it, measure the peak, then in this process pinned to --threads
+// cores: prepare the baselines on that many threads, check every output
+// against the reference, time each.
 #include "convtune/bench/bench.h"
 
 #include <sched.h>
@@ -48,13 +49,14 @@ std::string function_name(const std::string& layer) {
 }
 
 // Pins the calling thread for a scope and restores its mask afterwards, so
-// a later tune (--network) compiles on every core again.
+// a later tune (--network) compiles on every core again. OpenMP threads that
+// oneDNN or the kernel start meanwhile inherit the set.
 class Pinned {
  public:
-  explicit Pinned(int cpu) {
+  explicit Pinned(const std::vector<int>& cpus) {
     CPU_ZERO(&saved_);
     restore_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;
-    pin_to_cpu(cpu);
+    pin_to_cpus(cpus);
   }
   ~Pinned() {
     if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
@@ -76,7 +78,7 @@ std::string finalists_winner(const std::string& log_path) {
 
 // The kernel tune delivered: the re-measured winner when the log has it, else
 // the best correct candidate of the layer's log.
-Record best_from_log(const std::string& path, const Shape& shape, int64_t* trials) {
+Record best_from_log(const std::string& path, const Shape& shape, int threads, int64_t* trials) {
   std::vector<Record> recs = read_records(path);
   if (recs.empty())
     throw Error(fmt::format("no tuning log '{}' for {}; tune the layer first (convtune tune) or pass --trials N",
@@ -87,6 +89,10 @@ Record best_from_log(const std::string& path, const Shape& shape, int64_t* trial
     if (r.shape != shape.to_string())
       throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", path, r.shape,
                               shape.to_string()));
+    if (r.threads != threads)
+      throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; pass --threads {}, tune with "
+                              "--trials N, or use another --log",
+                              path, r.threads, threads, r.threads));
     if (r.status == "ok" && (!have || r.gflops > best.gflops)) {
       best = r;
       have = true;
@@ -142,6 +148,8 @@ BenchResult run_bench(const BenchOptions& opt) {
                             fmt::join(isa.cpu_flags, " ")));
   res.cpu = t.cpu >= 0 ? t.cpu : default_cpu();
   check_cpu(res.cpu);
+  res.threads = t.threads;
+  res.cpus = measuring_cpus(res.cpu, t.threads);
 
   // convtune's kernel: a fresh tune, or the best of the layer's log.
   if (opt.fresh_tune) {
@@ -156,9 +164,9 @@ BenchResult run_bench(const BenchOptions& opt) {
     res.best = tr.best;
     res.trials = tr.trials;
   } else {
-    const std::string out_dir = t.out_dir.empty() ? "convtune-out/" + res.layer : t.out_dir;
+    const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads) : t.out_dir;
     res.log_path = t.log.empty() ? out_dir + "/log.jsonl" : t.log;
-    res.best = best_from_log(res.log_path, t.shape, &res.trials);
+    res.best = best_from_log(res.log_path, t.shape, t.threads, &res.trials);
   }
   const std::string fn = function_name(res.layer);
   GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench"});
@@ -167,11 +175,11 @@ BenchResult run_bench(const BenchOptions& opt) {
   WorkDir wd("bench");
   const std::string src = wd.path() + "/" + fn + ".c", so = wd.path() + "/" + fn + ".so";
   write_work_file(src, k.c_source);
-  CompileResult built = compile_one(cc, {src, so});
+  CompileResult built = compile_one(cc, {src, so, k.cflags});  // -fopenmp for a P loop
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
                             built.log.substr(0, built.log.find('\n'))));
-  res.peak_gflops = Runner(isa, false, res.cpu, wd.path()).peak_gflops();  // its own process, as in tune
+  res.peak_gflops = Runner(isa, false, res.cpu, wd.path()).peak_gflops() * t.threads;  // its own process, as in tune
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 
@@ -184,17 +192,17 @@ BenchResult run_bench(const BenchOptions& opt) {
   std::vector<float> packed(size_t(k.packed_floats));
   pack(data.weights.data(), packed.data());
   std::vector<float> out(data.output_size(), std::nanf(""));
-  Pinned pinned(res.cpu);
+  Pinned pinned(res.cpus);
 
   BenchEntry ct{"convtune", res.best.config, "", 0, {}, 0};
   BenchEntry dn{"oneDNN", "", "", 0, {}, 0}, bl{"im2col+OpenBLAS", "", "", 0, {}, 0};
   std::unique_ptr<Baseline> onednn, blas;
   try {
-    onednn = make_onednn(data, &dn.missing);
+    onednn = make_onednn(data, &dn.missing, t.threads);
   } catch (const Error& e) {
     dn.missing = e.what();
   }
-  blas = make_im2col_blas(data, &bl.missing);
+  blas = make_im2col_blas(data, &bl.missing, t.threads);
   if (onednn) dn.impl = onednn->impl();
   if (blas) bl.impl = blas->impl();
 
@@ -216,7 +224,8 @@ BenchResult run_bench(const BenchOptions& opt) {
 
   const TimingProtocol protocol{t.min_repeat_ms, t.repeat, 1};
   auto time = [&](BenchEntry* e, const std::function<void()>& call) {
-    note(t.quiet, fmt::format("bench {}: timing {} on CPU {}", res.layer, e->name, res.cpu));
+    note(t.quiet, fmt::format("bench {}: timing {} on CPU{} {}", res.layer, e->name, res.cpus.size() > 1 ? "s" : "",
+                              cpu_list(res.cpus)));
     Timing tm = time_calls(call, protocol);
     e->seconds = tm.median_s;
     e->samples = tm.samples_s;

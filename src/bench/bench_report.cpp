@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
+#include "convtune/core/machine.h"
 
 namespace convtune {
 
@@ -24,8 +25,12 @@ double ratio(const BenchResult& r) {
 
 std::string bench_summary(const BenchResult& r) {
   const double nominal = r.shape.flops(), real = r.shape.real_flops();
-  std::string o = fmt::format("bench: {} ({}) on CPU {}, peak {:.1f} GFLOP/s measured now; {}, {}\n", r.layer,
-                              r.shape.to_string(), r.cpu, r.peak_gflops, r.machine, r.date);
+  const std::string where =
+      r.threads > 1 ? fmt::format("CPUs {}, {} threads each, peak {:.1f} GFLOP/s ({} x one core's)",
+                                  cpu_list(r.cpus), r.threads, r.peak_gflops, r.threads)
+                    : fmt::format("CPU {}, peak {:.1f} GFLOP/s", r.cpu, r.peak_gflops);
+  std::string o = fmt::format("bench: {} ({}) on {} measured now; {}, {}\n", r.layer, r.shape.to_string(), where,
+                              r.machine, r.date);
   o += fmt::format("work: {:.1f} MFLOP nominal, {:.1f} MFLOP of real multiply-adds ({:.1f}%; the rest land on zero "
                    "padding)\n",
                    nominal * 1e-6, real * 1e-6, 100 * real / nominal);
@@ -53,6 +58,8 @@ std::string bench_json(const BenchResult& r) {
   j["layer"] = r.layer;
   j["shape"] = r.shape.to_string();
   j["cpu"] = r.cpu;
+  j["threads"] = r.threads;
+  j["cpus"] = r.cpus;
   j["peak_gflops"] = r.peak_gflops;
   j["machine"] = r.machine;
   j["date"] = r.date;
@@ -79,6 +86,31 @@ std::string bench_json(const BenchResult& r) {
   double q = ratio(r);
   j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);
   return j.dump() + "\n";  // one line: --json prints JSON Lines
+}
+
+std::string bench_scaling(const std::vector<BenchResult>& runs) {
+  if (runs.empty()) return "";
+  const double flops = runs[0].shape.flops();
+  auto seconds = [](const BenchResult& r, const char* name) {
+    const BenchEntry* e = r.find(name);
+    return e && e->ran() ? e->seconds : 0.0;
+  };
+  auto cell = [&](double s, double first) {  // time, GFLOP/s and speed-up over the first count
+    if (s <= 0) return fmt::format("{:>9} {:>9} {:>8}", "-", "-", "-");
+    return fmt::format("{:>9.3f} {:>9.1f} {:>8}", s * 1e3, flops / s * 1e-9,
+                       first > 0 ? fmt::format("{:.2f}x", first / s) : std::string("-"));
+  };
+  std::string o = fmt::format("scaling: {} ({})\n{:>7}  {:>9} {:>9} {:>8}  {:>9} {:>9} {:>8}  {:>15}\n", runs[0].layer,
+                              runs[0].shape.to_string(), "threads", "convtune", "GFLOP/s", "speed-up", "oneDNN",
+                              "GFLOP/s", "speed-up", "convtune/oneDNN");
+  const double ct0 = seconds(runs[0], "convtune"), dn0 = seconds(runs[0], "oneDNN");
+  for (const BenchResult& r : runs) {
+    const double q = ratio(r);
+    o += fmt::format("{:>7}  {}  {}  {:>15}\n", r.threads, cell(seconds(r, "convtune"), ct0),
+                     cell(seconds(r, "oneDNN"), dn0), q > 0 ? fmt::format("{:.2f}", q) : std::string("-"));
+  }
+  o += "(times in ms; speed-up over the first thread count; convtune/oneDNN is oneDNN's time over convtune's)\n";
+  return o;
 }
 
 }  // namespace convtune

@@ -8,6 +8,7 @@
 #include "shape_args.h"
 #include "convtune/bench/bench.h"
 #include "convtune/core/error.h"
+#include "convtune/core/machine.h"
 #include "convtune/search/search.h"
 
 namespace convtune::cli {
@@ -18,6 +19,7 @@ struct BenchArgs {
   BenchOptions opt;
   ShapeArgs which;
   std::string table;
+  std::string threads;  // "2" or "1,2"
   bool json = false;
 };
 
@@ -39,6 +41,12 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
   sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)")
       ->check(cpu_check());
+  a->threads = std::to_string(available_cpus());
+  sub->add_option("--threads", a->threads,
+                  "cores and threads of every implementation: --cpu and the N-1 CPUs nearest it; a list (1,2) runs once per "
+                  "count and prints the scaling (default: every CPU this process may use)")
+      ->capture_default_str()
+      ->check(threads_list_check());
   sub->add_option("-j,--jobs", o.jobs, "parallel compilations while tuning (default: the cores but one)")
       ->check(jobs_check());
   sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
@@ -59,21 +67,31 @@ Runner setup_bench(CLI::App* sub) {
     std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
+    const std::vector<int> counts = parse_threads_list(a->threads);
+    if (counts.size() > 1 && !a->opt.tune.log.empty())
+      throw Error("--log names one file; with several --threads each count keeps its own log under --out");
     a->opt.fresh_tune = sub->count("--trials") > 0;
     if (!sub->count("--arch")) a->opt.tune.isa = best_arch(&a->opt.tune.isa_note);  // not avx512 on AVX2-only hosts
     if (!a->table.empty()) a->opt.tune.table = a->table;
     if (a->opt.fresh_tune) check_tune_options(a->opt.tune);  // before any work
     bool told = false;
     for (const Shape& s : shapes) {
-      BenchOptions b = a->opt;
-      b.tune.shape = s;
-      if (shapes.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/" + layer_id(s);
-      BenchResult r = run_bench(b);
-      for (const auto& e : r.entries)
-        if (!e.ran() && !told) std::fprintf(stderr, "convtune: note: %s\n", e.missing.c_str());
-      told = true;  // once per run, not per layer
-      std::fputs((a->json ? bench_json(r) : bench_summary(r)).c_str(), stdout);
-      std::fflush(stdout);
+      std::vector<BenchResult> runs;  // one per thread count, in this process
+      for (int n : counts) {
+        BenchOptions b = a->opt;
+        b.tune.shape = s;
+        b.tune.threads = n;
+        if (shapes.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/" + layer_id(s);
+        if (counts.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/t" + std::to_string(n);
+        BenchResult r = run_bench(b);
+        for (const auto& e : r.entries)
+          if (!e.ran() && !told) std::fprintf(stderr, "convtune: note: %s\n", e.missing.c_str());
+        told = true;  // once per run, not per layer
+        std::fputs((a->json ? bench_json(r) : bench_summary(r)).c_str(), stdout);
+        std::fflush(stdout);
+        runs.push_back(r);
+      }
+      if (runs.size() > 1 && !a->json) std::fputs(bench_scaling(runs).c_str(), stdout);
     }
     return 0;
   };

@@ -12,6 +12,7 @@ struct OnednnArgs {
   int cpu = 0;
   double min_ms = 100;
   int repeat = 5;
+  int threads = 1;
 };
 
 }  // namespace
@@ -25,7 +26,8 @@ Runner setup_internal_onednn(CLI::App* sub) {
   sub->add_option("--cpu", a->cpu)->required();
   sub->add_option("--min-repeat-ms", a->min_ms);
   sub->add_option("--repeat", a->repeat);
-  return [a] { return onednn_child(parse_shape(a->shape), a->isa, a->cpu, a->min_ms, a->repeat); };
+  sub->add_option("--threads", a->threads);
+  return [a] { return onednn_child(parse_shape(a->shape), a->isa, a->cpu, a->min_ms, a->repeat, a->threads); };
 }
 
 }  // namespace convtune::cli

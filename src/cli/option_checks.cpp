@@ -51,6 +51,35 @@ CLI::Validator repeat_check() { return integer_in(1, 1000, "a number of measurem
 CLI::Validator timeout_check() { return number_in(0, 86400, "(]", "seconds"); }
 CLI::Validator top_check() { return integer_in(0, 1000, "a number of finalists (0 or 1: no re-measure)"); }
 CLI::Validator top_rounds_check() { return integer_in(1, 1000, "a number of rounds"); }
+CLI::Validator threads_check() { return integer_in(1, 4096, "a number of threads"); }
+
+CLI::Validator threads_list_check() {
+  const CLI::Validator one = threads_check();
+  return CLI::Validator(
+      [one](std::string& s) -> std::string {
+        std::string rest = s;
+        for (size_t at = 0;;) {
+          const size_t comma = rest.find(',', at);
+          std::string part = rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+          std::string why = one(part);
+          if (!why.empty()) return why + " (or a list such as 1,2)";
+          if (comma == std::string::npos) return "";
+          at = comma + 1;
+        }
+      },
+      "[1, 4096],...");
+}
+
+std::vector<int> parse_threads_list(const std::string& text) {
+  std::vector<int> v;
+  for (size_t at = 0;;) {
+    const size_t comma = text.find(',', at);
+    v.push_back(std::stoi(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at)));
+    if (comma == std::string::npos) return v;
+    at = comma + 1;
+  }
+}
+
 CLI::Validator check_points_check() { return integer_in(0, 1e9, "a number of output elements (0 checks all)"); }
 
 }  // namespace convtune::cli

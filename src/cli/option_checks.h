@@ -3,6 +3,7 @@
 // table is loaded or anything measured. A bad value gives one line naming
 // the option, the value and the allowed range.
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,5 +27,10 @@ CLI::Validator check_points_check();
 /// tune's finalists: how many, and in how many rounds.
 CLI::Validator top_check();
 CLI::Validator top_rounds_check();
+/// --threads: tune's one count; bench's comma-separated list of counts ("1,2").
+CLI::Validator threads_check();
+CLI::Validator threads_list_check();
+/// "1,2" into {1, 2} (after threads_list_check).
+std::vector<int> parse_threads_list(const std::string& text);
 
 }  // namespace convtune::cli

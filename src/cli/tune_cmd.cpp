@@ -7,6 +7,7 @@
 #include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/core/error.h"
+#include "convtune/core/machine.h"
 #include "convtune/search/search.h"
 #include "convtune/online/tune.h"
 #include "convtune/online/tune_compare.h"
@@ -51,6 +52,12 @@ Runner setup_tune(CLI::App* sub) {
       ->check(seed_check());
   sub->add_option("--cpu", o.cpu, "core to pin measurements to (default: the last one)")
       ->check(cpu_check());
+  o.threads = available_cpus();
+  sub->add_option("--threads", o.threads,
+                  "cores a candidate runs on: --cpu and the N-1 CPUs nearest it; with N > 1 every candidate has a parallel "
+                  "loop P (default: every CPU this process may use; 1 with --emulate)")
+      ->capture_default_str()
+      ->check(threads_check());
   sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)")
       ->check(jobs_check());
   sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
@@ -79,6 +86,7 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
     if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
+    if (a->opt.emulate && !sub->count("--threads")) a->opt.threads = 1;  // emulated timings gain nothing from cores
     std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");

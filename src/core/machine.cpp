@@ -257,4 +257,48 @@ void pin_to_cpu(int cpu) {
   }
 }
 
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, detect_machine().cores);
+}
+
+std::vector<int> measuring_cpus(int cpu, int threads) {
+  if (cpu < 0) cpu = default_cpu();
+  check_cpu(cpu);
+  if (threads <= 1) return {cpu};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> v;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = cpu; c >= 0 && int(v.size()) < threads; --c)  // --cpu and those below it first
+      if (CPU_ISSET(c, &set)) v.push_back(c);
+    for (int c = cpu + 1; c < CPU_SETSIZE && int(v.size()) < threads; ++c)
+      if (CPU_ISSET(c, &set)) v.push_back(c);
+  }
+  if (int(v.size()) < threads)
+    throw Error(fmt::format("--threads {} needs {} CPUs, but this process may use only {}; give --threads {} or "
+                            "fewer",
+                            threads, threads, v.size(), v.size()));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+void pin_to_cpus(const std::vector<int>& cpus) {
+  if (cpus.size() == 1) return pin_to_cpu(cpus[0]);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  bool ok = !cpus.empty();
+  for (int c : cpus) {
+    ok = ok && c >= 0 && c < CPU_SETSIZE;
+    if (ok) CPU_SET(c, &set);
+  }
+  if (!ok || sched_setaffinity(0, sizeof(set), &set) != 0)
+    throw Error(fmt::format("cannot pin to CPUs {}: this machine has CPUs {}; use --cpu and --threads within them",
+                            cpu_list(cpus), online_cpus()));
+}
+
+std::string cpu_list(const std::vector<int>& cpus) { return fmt::format("{}", fmt::join(cpus, ",")); }
+
 }  // namespace convtune

@@ -49,6 +49,7 @@ CompilerInfo Compiler::info() const {
 CompileResult compile_one(const Compiler& cc, const CompileJob& job) {
   std::vector<std::string> argv = cc.command;
   argv.insert(argv.end(), cc.flags.begin(), cc.flags.end());
+  argv.insert(argv.end(), job.flags.begin(), job.flags.end());
   argv.push_back("-std=c99");
   argv.insert(argv.end(), cc.output_flags.begin(), cc.output_flags.end());
   argv.push_back("-o");

@@ -15,6 +15,7 @@
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
+#include "convtune/core/machine.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/offline/peak.h"
 
@@ -208,8 +209,9 @@ std::string emulation_missing(const Isa& isa) {
   return "";
 }
 
-Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
-    : isa_(isa), emulated_(emulated), cpu_(cpu), dir_(dir) {
+Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, int threads)
+    : isa_(isa), emulated_(emulated), dir_(dir) {
+  if (cpu >= 0) cpus_ = threads > 1 ? measuring_cpus(cpu, threads) : std::vector<int>{cpu};
   if (emulated_) {
     std::string missing = emulation_missing(isa);
     if (!missing.empty())
@@ -255,11 +257,12 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir)
   cc_.link_flags.push_back("-lm");
 }
 
-std::vector<std::string> Runner::command(const std::string& exe) const {
+std::vector<std::string> Runner::command(const std::string& exe, bool one_cpu) const {
   std::vector<std::string> argv;
   if (emulated_) argv.push_back(emulator());
   argv.push_back(exe);
-  argv.push_back(std::to_string(cpu_));
+  if (cpus_.empty()) argv.push_back("-1");
+  else argv.push_back(one_cpu ? std::to_string(cpus_.back()) : cpu_list(cpus_));
   return argv;
 }
 
@@ -363,7 +366,7 @@ double Runner::peak_gflops() {
   const long iters = emulated_ ? 20000 : 200000;
   const TimingProtocol p = emulated_ ? TimingProtocol{50, 3, 1} : TimingProtocol{200, 5, 1};
   const double limit = emulated_ ? 120 : 60;
-  std::vector<std::string> argv = command(peak_exe_);
+  std::vector<std::string> argv = command(peak_exe_, true);  // one core: tune scales it by the threads
   for (const std::string& a : {std::string("peak"), std::to_string(iters), fmt::format("{}", p.min_ms),
                                std::to_string(p.repeat), std::to_string(p.discard)})
     argv.push_back(a);
@@ -379,16 +382,18 @@ double Runner::peak_gflops() {
     if (j.value("status", "") == "ok" && median > 0) return peak_flops(isa_, iters) / median * 1e-9;
     last = j.value("detail", line);
   }
-  throw Error(fmt::format("the peak loop failed on CPU {}{} ({}); check that {} runs on this CPU", cpu_,
+  throw Error(fmt::format("the peak loop failed on CPU {}{} ({}); check that {} runs on this CPU",
+                          cpus_.empty() ? -1 : cpus_.back(),
                           emulated_ ? " under " + emulator() : "", failure(pr, last, limit), isa_.name));
 }
 
 RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
-                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s) {
+                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s,
+                             const std::vector<std::string>& cflags, int threads) {
   WorkDir wd("run");
-  Runner runner(isa, emulated, cpu, wd.path());
+  Runner runner(isa, emulated, cpu, wd.path(), threads);
   const std::string exe = wd.path() + "/candidate";
-  CompileResult built = runner.build({{c_file, exe}}, 1, symbol)[0];
+  CompileResult built = runner.build({{c_file, exe, cflags}}, 1, symbol)[0];
   if (!built.ok) {
     RunResult r;
     r.status = "compile_error";

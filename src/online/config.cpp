@@ -39,7 +39,8 @@ int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
 bool Spec::operator==(const Spec& o) const {
   if (kind != o.kind || dim != o.dim) return false;
   switch (kind) {
-    case SpecKind::T: return factor == o.factor;
+    case SpecKind::T:
+    case SpecKind::P: return factor == o.factor;
     case SpecKind::U: return alpha == o.alpha && (alpha || factor == o.factor);
     case SpecKind::Lseq: return seq == o.seq;
     case SpecKind::R:
@@ -53,6 +54,7 @@ std::string to_string(const Spec& s) {
   switch (s.kind) {
     case SpecKind::R: return fmt::format("R({})", d);
     case SpecKind::T: return fmt::format("T({},{})", s.factor, d);
+    case SpecKind::P: return fmt::format("P({},{})", s.factor, d);
     case SpecKind::U:
       return s.alpha ? fmt::format("U(a,{})", d) : fmt::format("U({},{})", s.factor, d);
     case SpecKind::V: return fmt::format("V({})", d);
@@ -163,12 +165,13 @@ class Parser {
     else if (name == "U") s.kind = SpecKind::U;
     else if (name == "V") s.kind = SpecKind::V;
     else if (name == "Lseq") s.kind = SpecKind::Lseq;
-    else if (name.empty()) fail("expected a specifier (R, T, U, V or Lseq), got " + got());
-    else fail("unknown specifier '" + name + "'; expected R, T, U, V or Lseq");
+    else if (name == "P") s.kind = SpecKind::P;
+    else if (name.empty()) fail("expected a specifier (R, T, U, V, Lseq or P), got " + got());
+    else fail("unknown specifier '" + name + "'; expected R, T, U, V, Lseq or P");
     i_ += name.size();
     std::string after = "after '" + name + "'";
     expect('(', after.c_str());
-    if (s.kind == SpecKind::T) {
+    if (s.kind == SpecKind::T || s.kind == SpecKind::P) {
       s.factor = number();
       expect(',', "after the count");
     } else if (s.kind == SpecKind::U) {
@@ -235,7 +238,7 @@ int u_rank(Dim d) {  // 000 §4.1 microkernel order [U_s, U_r, U_c, U_w, U_h, U_
 
 void check_counts(const Config& c) {
   for (const Spec& s : c.specs) {
-    if ((s.kind == SpecKind::T || (s.kind == SpecKind::U && !s.alpha)) && s.factor < 1)
+    if ((s.kind == SpecKind::T || s.kind == SpecKind::P || (s.kind == SpecKind::U && !s.alpha)) && s.factor < 1)
       reject(fmt::format("dimension {}: {} has count {}; every count must be >= 1",
                          dim_char(s.dim), to_string(s), s.factor));
     if (s.kind == SpecKind::Lseq)
@@ -332,6 +335,33 @@ void check_lseq(const Config& c) {
                        to_string(*lseq)));
 }
 
+// P (issue 12): which dimensions, where, and how many (config.h).
+void check_parallel(const Config& c) {
+  std::vector<size_t> at;
+  size_t lseq = c.specs.size();
+  for (size_t i = 0; i < c.specs.size(); ++i) {
+    const Spec& s = c.specs[i];
+    if (s.kind == SpecKind::Lseq && lseq == c.specs.size()) lseq = i;
+    if (s.kind != SpecKind::P) continue;
+    if (s.dim == Dim::c || s.dim == Dim::r || s.dim == Dim::s)
+      reject(fmt::format("dimension {}: {} runs a reduction dimension in parallel; only n, k, h, w may be "
+                         "parallel (each output must be written by one thread only)",
+                         dim_char(s.dim), to_string(s)));
+    if (i > lseq)
+      reject(fmt::format("dimension {}: {} is inside {}; a parallel loop must be above any Lseq",
+                         dim_char(s.dim), to_string(s), to_string(c.specs[lseq])));
+    at.push_back(i);
+  }
+  if (at.size() > 2)
+    reject(fmt::format("P appears {} times; at most two parallel loops are allowed, adjacent (they become one "
+                       "OpenMP collapse(2) loop)",
+                       at.size()));
+  if (at.size() == 2 && at[1] != at[0] + 1)
+    reject(fmt::format("{} and {} are not adjacent; two parallel loops must be next to each other (they become "
+                       "one OpenMP collapse(2) loop)",
+                       to_string(c.specs[at[0]]), to_string(c.specs[at[1]])));
+}
+
 void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {
   for (int di = 0; di < kNumDims; ++di) {
     Dim d = static_cast<Dim>(di);
@@ -342,7 +372,7 @@ void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {
       if (s.dim != d) continue;
       ++specs;
       if (s.kind == SpecKind::R) ++rs;
-      if (s.kind == SpecKind::T || (s.kind == SpecKind::U && !s.alpha)) p.mul(s.factor);
+      if (s.kind == SpecKind::T || s.kind == SpecKind::P || (s.kind == SpecKind::U && !s.alpha)) p.mul(s.factor);
       if (s.kind == SpecKind::V) p.mul(lanes);
       if (s.kind == SpecKind::Lseq) {  // 000 §3.4: a1 tiles of v1 then a2 tiles of v2
         Product first, second;
@@ -388,7 +418,16 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   check_counts(c);
   check_microkernel(c);
   check_lseq(c);
+  check_parallel(c);
   check_coverage(c, shape, lanes);
+}
+
+int64_t config_threads(const Config& c) {
+  int64_t n = 1;
+  for (const Spec& s : c.specs)
+    if (s.kind == SpecKind::P && s.factor > 0 && __builtin_mul_overflow(n, s.factor, &n))
+      return std::numeric_limits<int64_t>::max();  // never valid; only for unchecked input
+  return n;
 }
 
 }  // namespace convtune

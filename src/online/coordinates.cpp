@@ -86,12 +86,14 @@ std::vector<ParamId> CoordinateView::params() const {
   v.push_back({Param::order, Dim::n});
   v.push_back({Param::choice, Dim::n});
   v.push_back({Param::lseq, Dim::n});
+  if (space_.parallel) v.push_back({Param::parallel, Dim::n});
   return v;
 }
 
 Config CoordinateView::to_config(const Point& p) const {
   const UkChoice& ch = space_.choices[size_t(p.choice)];
   Config c;
+  if (p.par.count > 1) c.specs.push_back(parallel_spec(p.par));
   for (size_t i = 0; i <= p.order.size(); ++i) {
     if (ch.pair && int(i) == p.lseq) {
       Spec l;
@@ -129,6 +131,15 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
 
   Point p;
   p.choice = ci;
+  size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
+  if (space_.parallel) {
+    if (c.specs[0].kind != SpecKind::P) return std::nullopt;
+    const ParOption par{c.specs[0].dim, c.specs[0].factor};
+    const std::vector<ParOption> pars = space_.parallel_options(ch);
+    if (std::find(pars.begin(), pars.end(), par) == pars.end()) return std::nullopt;
+    p.par = par;
+    first = 1;
+  }
   p.factors.resize(kNumDims);
   for (int d = 0; d < kNumDims; ++d) p.factors[size_t(d)].assign(size_t(nu_[d]), 1);
   if (nu_[kC] < 1) return std::nullopt;
@@ -137,7 +148,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   used[kC] = 1;
   std::vector<bool> taken(size_t(total_slots_), false);
   bool lseq = false;
-  for (size_t i = 0; i + 1 < m; ++i) {
+  for (size_t i = first; i + 1 < m; ++i) {
     const Spec& s = c.specs[i];
     if (s.kind == SpecKind::Lseq) {
       if (lseq || !ch.pair) return std::nullopt;
@@ -155,11 +166,12 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   if (ch.pair != lseq) return std::nullopt;
   for (int d = 0; d < kNumDims; ++d) {
     int64_t prod = 1;
+    const int64_t want = target(p, kDims[d]);
     for (int64_t f : p.factors[size_t(d)]) {
-      if (f > space_.remaining(ch, kDims[d]) / prod) return std::nullopt;  // no overflow
+      if (f > want / prod) return std::nullopt;  // no overflow
       prod *= f;
     }
-    if (prod != space_.remaining(ch, kDims[d])) return std::nullopt;
+    if (prod != want) return std::nullopt;
   }
   // Empty slots go innermost, in id order (they print nothing).
   for (int id = 0; id < total_slots_; ++id)
@@ -182,10 +194,15 @@ std::vector<int> CoordinateView::slots_in_order(const Point& p, Dim d) const {
   return v;
 }
 
+int64_t CoordinateView::target(const Point& p, Dim d) const {
+  const int64_t rem = space_.remaining(space_.choices[size_t(p.choice)], d);
+  return p.par.count > 1 && p.par.dim == d ? rem / p.par.count : rem;
+}
+
 void CoordinateView::fit(Point& p, Dim dim) const {
   const int d = static_cast<int>(dim);
   auto& f = p.factors[size_t(d)];
-  const int64_t target = space_.remaining(space_.choices[size_t(p.choice)], dim);
+  const int64_t target = this->target(p, dim);
   int64_t prod = 1;
   for (int64_t x : f) prod *= x;
   if (prod == target) return;
@@ -218,7 +235,25 @@ void CoordinateView::fit(Point& p, Dim dim) const {
 Point CoordinateView::with_choice(const Point& p, int choice) const {
   Point q = p;
   q.choice = choice;
+  if (space_.parallel) {  // keep the P where the new choice has it, else the nearest: same dimension, most threads
+    const std::vector<ParOption> pars = space_.parallel_options(space_.choices[size_t(choice)]);
+    if (std::find(pars.begin(), pars.end(), p.par) == pars.end()) {
+      q.par = pars.empty() ? ParOption{Dim::n, 1} : pars.back();  // ascending counts per dimension
+      for (const ParOption& o : pars)
+        if (o.dim == p.par.dim) q.par = o;
+    }
+  }
   for (Dim d : kDims) fit(q, d);
+  return q;
+}
+
+Point CoordinateView::with_parallel(const Point& p, const ParOption& par) const {
+  const std::vector<ParOption> pars = space_.parallel_options(space_.choices[size_t(p.choice)]);
+  if (!space_.parallel || std::find(pars.begin(), pars.end(), par) == pars.end()) return p;
+  Point q = p;
+  q.par = par;
+  fit(q, p.par.dim);
+  fit(q, par.dim);
   return q;
 }
 
@@ -342,6 +377,13 @@ std::vector<Neighbor> CoordinateView::neighbors(const Point& p, std::mt19937_64&
     m.choice = others[i];
     add(with_choice(p, m.choice), m);
   }
+  // Issue 12: every other P option of the choice.
+  if (space_.parallel)
+    for (const ParOption& o : space_.parallel_options(space_.choices[size_t(p.choice)])) {
+      Move m;
+      m.param = {Param::parallel, Dim::n};
+      add(with_parallel(p, o), m);
+    }
   // Lseq across one level.
   if (space_.choices[size_t(p.choice)].pair)
     for (int dir : {-1, +1}) {
@@ -394,6 +436,7 @@ std::optional<Point> CoordinateView::repeat(const Point& p, const Move& m) const
       x.lseq = l;
       return x;
     }
+    case Param::parallel: return std::nullopt;  // categorical: no direction to go on in
   }
   return std::nullopt;
 }
@@ -439,6 +482,14 @@ Point CoordinateView::random_step(const Point& p, ParamId param, std::mt19937_64
       if (to.empty()) return x;
       x.lseq = to[draw(rng, to.size())];
       return x;
+    }
+    case Param::parallel: {
+      if (!space_.parallel) return x;
+      std::vector<ParOption> others;
+      for (const ParOption& o : space_.parallel_options(space_.choices[size_t(p.choice)]))
+        if (!(o == p.par)) others.push_back(o);
+      if (others.empty()) return x;
+      return with_parallel(p, others[draw(rng, others.size())]);
     }
   }
   return x;

@@ -42,6 +42,7 @@ nlohmann::json Record::to_json() const {
   if (!note.empty()) j["note"] = note;
   if (search_info.is_object() && !search_info.empty()) j["search_info"] = search_info;
   if (emulated) j["emulated"] = true;
+  if (threads > 1) j["threads"] = threads;
   return j;
 }
 
@@ -90,6 +91,10 @@ Record Record::from_json(const nlohmann::json& j) {
   r.tool_version = text(j, "tool_version");
   r.timestamp = text(j, "timestamp");
   if (const json* v = field(j, "emulated", false, &json::is_boolean, "a boolean")) r.emulated = v->get<bool>();
+  if (const json* v = counter(j, "threads")) {
+    if (*v < 1 || *v > 4096) throw Error(fmt::format("key 'threads' is {}; it must be in [1, 4096]", v->dump()));
+    r.threads = v->get<int>();
+  }
   r.note = text(j, "note");
   if (j.contains("search_info") && j["search_info"].is_object()) r.search_info = j["search_info"];
   return r;

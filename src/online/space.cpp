@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -208,28 +209,67 @@ int64_t Space::remaining(const UkChoice& ch, Dim d) const {
   return 1;
 }
 
+std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
+  std::vector<ParOption> v;
+  if (threads <= 1) return v;
+  for (Dim d : {Dim::n, Dim::k, Dim::h, Dim::w}) {
+    if (d == Dim::n && shape.N <= 1) continue;
+    for (int64_t p : divisors(threads))
+      if (p > 1 && remaining(ch, d) % p == 0) v.push_back({d, p});
+  }
+  return v;
+}
+
+Spec parallel_spec(const ParOption& o) { return make_spec(SpecKind::P, o.dim, o.count); }
+
 double Space::size() const {
   SequenceCounter counter;
   double total = 0;
   for (const UkChoice& ch : choices) {
-    for (int64_t reuse : divisors(remaining(ch, Dim::c))) {
-      SequenceCounter::Rem rem;
-      for (int i = 0; i < kNumDims; ++i) rem[i] = remaining(ch, kDims[i]);
-      rem[static_cast<int>(Dim::c)] /= reuse;
-      auto [n, len] = counter.count(rem);
-      // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
-      total += ch.pair ? len + n : n;
-    }
+    std::vector<ParOption> pars = parallel ? parallel_options(ch) : std::vector<ParOption>{};
+    if (pars.empty()) pars.push_back({Dim::n, 1});  // no P: one "option" that divides nothing
+    for (const ParOption& par : pars)
+      for (int64_t reuse : divisors(remaining(ch, Dim::c))) {
+        SequenceCounter::Rem rem;
+        for (int i = 0; i < kNumDims; ++i) rem[i] = remaining(ch, kDims[i]);
+        rem[static_cast<int>(Dim::c)] /= reuse;
+        rem[static_cast<int>(par.dim)] /= par.count;
+        auto [n, len] = counter.count(rem);
+        // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
+        total += ch.pair ? len + n : n;
+      }
   }
   return total;
 }
 
-Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
+// Issue 12: with threads > 1 keep the choices that can run a P loop (space.h).
+static void restrict_to_parallel(Space& sp) {
+  if (sp.threads <= 1) return;
+  std::vector<UkChoice> keep;
+  for (const UkChoice& ch : sp.choices)
+    if (!sp.parallel_options(ch).empty()) keep.push_back(ch);
+  const std::string why =
+      fmt::format("no loop of n, k, h or w has a count divisible by a divisor of --threads {} for {}; candidates "
+                  "run on one thread",
+                  sp.threads, keep.empty() ? "any microkernel choice" : "some microkernel choices (left out)");
+  if (keep.size() == sp.choices.size()) {
+    sp.parallel = true;
+    return;
+  }
+  sp.note += (sp.note.empty() ? "" : "; ") + why;
+  if (keep.empty()) return;
+  sp.choices = std::move(keep);
+  sp.parallel = true;
+}
+
+Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
+  if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
   validate_shape(shape);
   Space sp;
   sp.shape = shape;
   sp.lanes = lanes;
+  sp.threads = threads;
   const int64_t Ho = shape.Ho();
 
   // 000 §4.2: every selected microkernel that divides the problem sizes.
@@ -280,7 +320,10 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
       }
     }
   }
-  if (!sp.choices.empty()) return sp;
+  if (!sp.choices.empty()) {
+    restrict_to_parallel(sp);
+    return sp;
+  }
 
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
@@ -323,6 +366,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes) {
       "no selected microkernel or pair divides this shape; using the best non-selected one that "
       "does: {} ({:.1f}% of peak)",
       ukernel_name(best->sizes, table.isa), best->percent_peak);
+  restrict_to_parallel(sp);
   return sp;
 }
 
@@ -358,6 +402,14 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   std::array<int64_t, kNumDims> rem;
   for (int i = 0; i < kNumDims; ++i) rem[i] = space.remaining(ch, kDims[i]);
   rem[static_cast<int>(Dim::c)] /= reuse;
+  std::optional<ParOption> par;  // issue 12: the P option, uniformly
+  if (space.parallel) {
+    const std::vector<ParOption> pars = space.parallel_options(ch);
+    if (!pars.empty()) {
+      par = pars[draw(pars.size())];
+      rem[static_cast<int>(par->dim)] /= par->count;
+    }
+  }
 
   // 000 §6.1: (dimension, factor) pairs uniformly among those that still divide, outwards.
   std::vector<Spec> outer;  // innermost first while building
@@ -380,6 +432,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
     l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
     outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), l);
   }
+  if (par) outer.insert(outer.begin(), parallel_spec(*par));  // outermost, above any Lseq
   Config c;
   c.specs = std::move(outer);
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);

@@ -62,11 +62,17 @@ void check_tune_options(const TuneOptions& opt) {
     throw Error(fmt::format("--min-repeat-ms is {}; give a positive number of milliseconds", opt.min_repeat_ms));
   if (opt.top < 0) throw Error(fmt::format("--top is {}; give 0 or more", opt.top));
   if (opt.top_rounds < 1) throw Error(fmt::format("--top-rounds is {}; give at least 1", opt.top_rounds));
+  if (opt.threads < 1 || opt.threads > 4096)
+    throw Error(fmt::format("--threads is {}; give a number of threads in [1, 4096]", opt.threads));
   if (!(std::isfinite(opt.timeout_s) && opt.timeout_s > 0))
     throw Error(fmt::format("--timeout is {}; give a positive number of seconds", opt.timeout_s));
   const auto names = strategy_names();
   if (std::find(names.begin(), names.end(), opt.search) == names.end())
     throw Error(fmt::format("unknown --search '{}'; choose one of: {}", opt.search, fmt::join(names, ", ")));
+}
+
+std::string default_out_dir(const std::string& layer, int threads) {
+  return threads > 1 ? fmt::format("convtune-out/{}-t{}", layer, threads) : "convtune-out/" + layer;
 }
 
 std::string layer_id(const Shape& s) {
@@ -85,10 +91,12 @@ TuneResult run_tune(const TuneOptions& opt) {
   res.emulated = use_emulation(isa, opt.emulate);
   const int cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(cpu);  // only measuring children are pinned
+  const std::vector<int> cpus = measuring_cpus(cpu, opt.threads);  // enough CPUs, before any work
+  res.threads = opt.threads;
   ClassTable table = load_table(isa.name, opt.table);
   res.table_origin = table.origin;
   const std::string warn = fingerprint_warning(table);  // said once the log is checked too
-  Space space = build_space(opt.shape, table, isa.lanes);
+  Space space = build_space(opt.shape, table, isa.lanes, opt.threads);
   std::vector<std::string> notes;
   if (!space.note.empty()) notes.push_back(space.note);
   if (opt.shape.padded_K(isa.lanes) != opt.shape.K)
@@ -105,7 +113,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   sopt.l3_bytes = machine.l3_bytes;
   auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
-  const std::string out_dir = opt.out_dir.empty() ? "convtune-out/" + res.layer : opt.out_dir;
+  const std::string out_dir = opt.out_dir.empty() ? default_out_dir(res.layer, opt.threads) : opt.out_dir;
   res.log_path = opt.log.empty() ? out_dir + "/log.jsonl" : opt.log;
   ensure_writable(res.log_path, "--log");
   ensure_writable(out_dir + "/" + res.layer + ".c", "--out");  // fail now, not after the tune
@@ -128,6 +136,10 @@ TuneResult run_tune(const TuneOptions& opt) {
     if (r.shape != opt.shape.to_string())
       throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", res.log_path, r.shape,
                               opt.shape.to_string()));
+    if (r.threads != opt.threads)
+      throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; resume with --threads {} or use "
+                              "another --log",
+                              res.log_path, r.threads, opt.threads, r.threads));
     Config c;
     try {
       c = parse_config(r.config);
@@ -156,8 +168,8 @@ TuneResult run_tune(const TuneOptions& opt) {
   if (!warn.empty() && !opt.quiet && opt.table_warning) std::fprintf(stderr, "convtune: %s\n", warn.c_str());
 
   WorkDir wd("tune", opt.keep_dir);
-  Runner runner(isa, res.emulated, cpu, wd.path());  // native or under qemu: one path (runner.h)
-  res.peak_gflops = runner.peak_gflops();
+  Runner runner(isa, res.emulated, cpu, wd.path(), opt.threads);  // native or under qemu: one path (runner.h)
+  res.peak_gflops = runner.peak_gflops() * opt.threads;  // N cores' peak
   if (!opt.quiet) {
     if (!opt.isa_note.empty()) std::fprintf(stderr, "convtune: %s\n", opt.isa_note.c_str());
     if (runner.emulated())
@@ -165,8 +177,15 @@ TuneResult run_tune(const TuneOptions& opt) {
                    isa.name.c_str(), runner.emulator().c_str());
     std::fprintf(stderr, "convtune: tuning %s (%s) with %s search; class table %s\n", res.layer.c_str(),
                  opt.shape.to_string().c_str(), opt.search.c_str(), table.origin.c_str());
-    std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
-                 res.space_size, res.space_choices, res.peak_gflops, cpu);
+    if (opt.threads == 1)
+      std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
+                   res.space_size, res.space_choices, res.peak_gflops, cpu);
+    else
+      std::fprintf(stderr,
+                   "convtune: space: %.4g configurations over %zu microkernel choices, %d threads; peak %.1f GFLOP/s "
+                   "(%d x one core's) on CPUs %s\n",
+                   res.space_size, res.space_choices, opt.threads, res.peak_gflops, opt.threads,
+                   cpu_list(cpus).c_str());
     for (const auto& n : notes) std::fprintf(stderr, "convtune: note: %s\n", n.c_str());
     if (!previous.empty())
       std::fprintf(stderr, "convtune: resuming %s: %zu candidates already measured\n", res.log_path.c_str(),
@@ -198,7 +217,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                                               fmt::format("{} ({})", table.origin, table.created)});
       std::string base = wd.path() + "/" + names[i];
       write_work_file(base + ".c", k.c_source);
-      cjobs.push_back({base + ".c", base});
+      cjobs.push_back({base + ".c", base, k.cflags});  // -fopenmp for a P loop
       gen.push_back(std::move(k));
     }
     return runner.build(cjobs, jobs, fn);
@@ -238,6 +257,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       r.note = fmt::format("{}", fmt::join(notes, "; "));
       r.search_info = strategy->info();
       r.emulated = res.emulated;
+      r.threads = opt.threads;
       if (!built[i].ok) {
         r.status = "compile_error";
         r.detail = built[i].log.substr(0, 600);
@@ -276,7 +296,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   // The peak again: a job sharing the core (or its sibling vCPU) during the
   // tune shows as a different figure, and every % of peak is then suspect.
   if (!runner.emulated() && res.new_trials > 0 && !res.interrupted) {
-    res.peak_end_gflops = runner.peak_gflops();
+    res.peak_end_gflops = runner.peak_gflops() * opt.threads;
     const double drift = std::abs(res.peak_end_gflops - res.peak_gflops) / res.peak_gflops;
     if (drift > 0.05)
       notes.push_back(fmt::format("the peak moved from {:.1f} to {:.1f} GFLOP/s during the tune: another job may "
@@ -390,9 +410,10 @@ std::string tune_summary(const TuneResult& r) {
                                    [](const Finalist& f) { return f.status != "ok"; });
   if (r.finalists.size() > 1 || dropped) o += finalists_table(r.finalists, r.top_rounds);
   if (r.has_best) {
-    o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s ({:.3f} ms; {:.1f} GFLOP/s on "
+    o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s{} ({:.3f} ms; {:.1f} GFLOP/s on "
                      "multiply-adds not on padding){}\n",
-                     r.best.gflops, 100 * r.best.gflops / r.peak_gflops, r.peak_gflops, r.best.seconds * 1e3,
+                     r.best.gflops, 100 * r.best.gflops / r.peak_gflops, r.peak_gflops,
+                     r.threads > 1 ? fmt::format(" on {} cores", r.threads) : "", r.best.seconds * 1e3,
                      r.best.real_gflops, r.emulated ? " (emulated: timings not meaningful)" : "");
     if (r.top_rounds > 0)
       o += fmt::format("  (re-measured: the median of {} rounds; {:.1f} GFLOP/s in the search)\n", r.top_rounds,
@@ -421,6 +442,7 @@ std::string tune_json(const TuneResult& r) {
   j["failed"] = r.failed;
   j["wall_s"] = r.wall_s;
   j["peak_gflops"] = r.peak_gflops;
+  j["threads"] = r.threads;
   if (r.peak_end_gflops > 0) j["peak_end_gflops"] = r.peak_end_gflops;
   j["space_size"] = r.space_size;
   j["interrupted"] = r.interrupted;

@@ -14,13 +14,13 @@
 
 namespace convtune {
 
-int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat) {
+int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat, int threads) {
   nlohmann::json j;
   try {
-    pin_to_cpu(cpu);
+    pin_to_cpus(measuring_cpus(cpu, threads));  // before oneDNN starts its OpenMP threads: they inherit the set
     ProblemData p = ProblemData::make(shape, 1000, 20221101);
     std::string missing;
-    auto dn = make_onednn(p, &missing);
+    auto dn = make_onednn(p, &missing, threads);
     if (!dn) throw Error(missing.empty() ? "oneDNN is not in this build" : missing);
     dn->run();
     std::string err = check_output(p, dn->output(), "oneDNN", "check the libdnnl installation");
@@ -43,7 +43,7 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   const double limit = std::max(120.0, o.timeout_s);
   ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(), "--arch", o.isa,
                              "--cpu", std::to_string(cpu), "--min-repeat-ms", fmt::format("{}", o.min_repeat_ms),
-                             "--repeat", std::to_string(o.repeat)},
+                             "--repeat", std::to_string(o.repeat), "--threads", std::to_string(o.threads)},
                             limit);
   std::string last;
   for (const auto& line : pr.lines) {

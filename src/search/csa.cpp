@@ -57,6 +57,7 @@ struct Schedule {
 
 struct Plan {
   size_t choice = 0;
+  ParOption par{Dim::n, 1};  // issue 12: the outermost P (count 1: none)
   int64_t nc = 1, nwin = 1, nf = 1, n_in = 1, n_fs = 1;
   double in = 0, fs = 0, out = 0;
   bool l1_fits = true;
@@ -87,6 +88,18 @@ Schedule schedule(bool is, const Plan& p, int64_t channel_sets, double l2, doubl
   return s;
 }
 
+// Issue 12: SConv splits the work over cores along the dimension with the
+// most independent work; here the P option with the most threads, then the
+// most tiles left along its dimension (each thread then runs CSA on its share).
+ParOption split(const Space& space, const UkChoice& ch) {
+  ParOption best{Dim::n, 1};
+  if (!space.parallel) return best;
+  for (const ParOption& o : space.parallel_options(ch))
+    if (o.count > best.count || (o.count == best.count && space.remaining(ch, o.dim) > space.remaining(ch, best.dim)))
+      best = o;
+  return best;
+}
+
 Spec tile(Dim d, int64_t f) {
   Spec s;
   s.kind = SpecKind::T;
@@ -109,10 +122,13 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     const UkChoice& ch = space.choices[i];
     Plan p;
     p.choice = i;
+    p.par = split(space, ch);
+    // What one thread covers: the remaining tiles, with the P dimension's share.
+    auto share = [&](Dim d) { return space.remaining(ch, d) / (p.par.dim == d ? p.par.count : 1); };
     p.nwin = ch.uk.w * ch.h_extent();  // windows of one microkernel call (a pair acts as one)
     p.nf = ch.uk.k * space.lanes;
-    p.n_in = space.remaining(ch, Dim::h) * space.remaining(ch, Dim::w);  // Eq. 3 (per image)
-    p.n_fs = space.remaining(ch, Dim::k);
+    p.n_in = share(Dim::h) * share(Dim::w);  // Eq. 3 (per image)
+    p.n_fs = share(Dim::k);
     const double rs = double(ch.uk.r * ch.uk.s);  // taps under the accumulators (see top)
     auto bytes = [&](int64_t nc) {  // Eq. 1
       return std::make_tuple(double(p.nwin * nc) * rs * kDt, double(p.nf * nc) * rs * kDt, double(p.nwin * p.nf) * kDt);
@@ -149,18 +165,20 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   // 001 §4.2 Fig. 5 loop nest (IS): channel sets; sets of K3 IN tiles; sets
   // of K2 FS tiles; the K3 IN tiles; the K2 FS tiles; then the full filter.
   // WS swaps IN and FS. IN tiles split over w first (kw | Wo/w), the rest on h.
-  const int64_t hq = space.remaining(ch, Dim::h), wq = space.remaining(ch, Dim::w);
+  auto share = [&](Dim d) { return space.remaining(ch, d) / (p.par.dim == d ? p.par.count : 1); };
+  const int64_t hq = share(Dim::h), wq = share(Dim::w);
   const int64_t in_inner = s.input_stationary ? s.k3 : s.k2, fs_inner = s.input_stationary ? s.k2 : s.k3;
   const int64_t kw = std::gcd(in_inner, wq), kh = in_inner / kw;
   std::vector<Spec> in_outer{tile(Dim::h, hq / kh), tile(Dim::w, wq / kw)}, in_in{tile(Dim::h, kh), tile(Dim::w, kw)};
   std::vector<Spec> fs_outer{tile(Dim::k, p.n_fs / fs_inner)}, fs_in{tile(Dim::k, fs_inner)};
-  std::vector<Spec> nest{tile(Dim::n, sh.N), tile(Dim::c, sh.C / p.nc)};
+  std::vector<Spec> nest{tile(Dim::n, share(Dim::n)), tile(Dim::c, sh.C / p.nc)};
   for (const auto* part : s.input_stationary ? std::vector<const std::vector<Spec>*>{&in_outer, &fs_outer, &in_in, &fs_in}
                                              : std::vector<const std::vector<Spec>*>{&fs_outer, &in_outer, &fs_in, &in_in})
     nest.insert(nest.end(), part->begin(), part->end());
   nest.push_back(tile(Dim::r, space.remaining(ch, Dim::r)));
   nest.push_back(tile(Dim::s, space.remaining(ch, Dim::s)));
   Config c;
+  if (p.par.count > 1) c.specs.push_back(parallel_spec(p.par));
   for (const Spec& t : nest)
     if (t.factor > 1) c.specs.push_back(t);
   if (ch.pair) {  // the pair acts as one microkernel of h_extent rows
@@ -185,6 +203,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["beta"] = kBeta;
   info["gamma"] = kGamma;
   info["choice"] = ch.text();
+  info["parallel"] = p.par.count > 1 ? to_string(parallel_spec(p.par)) : "none";
   info["schedule"] = s.input_stationary ? "input-stationary" : "weight-stationary";
   info["N_win"] = p.nwin;
   info["N_f"] = p.nf;

@@ -92,6 +92,8 @@ class OpEvoSearch : public SearchStrategy {
       Point x = parents[pick(rng_)]->point;  // the microkernel choice
       x.order = parents[pick(rng_)]->point.order;
       x.lseq = parents[pick(rng_)]->point.lseq;
+      if (view_.space().parallel)  // the P option too, kept when x's choice has it
+        x = view_.with_parallel(x, parents[pick(rng_)]->point.par);
       for (const ParamId& p : view_.params())
         if (p.kind == Param::factor) x = view_.with_factors(x, p.dim, parents[pick(rng_)]->point.factors[size_t(p.dim)]);
       // 002 §4.3-4.4: mutate, and again while already sampled.

@@ -3,11 +3,14 @@
 // reports what it timed.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/bench/bench.h"
+#include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
 #include "test_util.h"
 
@@ -135,6 +138,35 @@ TEST(Bench, JsonReportsAllThreeAndTheRealWork) {
     EXPECT_NEAR(j["ratio_convtune_onednn"].get<double>(),
                 j["convtune"]["gflops"].get<double>() / j["onednn"]["gflops"].get<double>(), 1e-9);
   }
+}
+
+// Issue 12: `bench --threads 1,2` tunes and runs once per count in one
+// process (a log per count under --out) and ends with the scaling lines.
+TEST(Bench, ThreadListPrintsTheScaling) {
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only one CPU";
+  test::TempDir td;
+  auto r = run_cli("bench --shape " + kShape + kFast + " --trials 2 --table " + kTable + " --threads 1,2 --out " +
+                   td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on CPU "), std::string::npos) << r.out;                  // the one-thread run
+  EXPECT_NE(r.out.find(", 2 threads each, peak "), std::string::npos) << r.out;  // the two-thread run
+  const size_t at = r.out.find("scaling: N1_K32_C16_H8_W8_R3_S3_st1_p1");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(at));
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  ASSERT_GE(rows.size(), 5u) << r.out;
+  EXPECT_NE(rows[1].find("convtune/oneDNN"), std::string::npos) << rows[1];
+  EXPECT_EQ(rows[2].substr(0, 9), "      1  ") << rows[2];
+  EXPECT_NE(rows[2].find("1.00x"), std::string::npos) << rows[2];  // the first count is the base
+  EXPECT_EQ(rows[3].substr(0, 9), "      2  ") << rows[3];
+  for (const char* t : {"/t1/log.jsonl", "/t2/log.jsonl"})
+    EXPECT_FALSE(test::read_file(td.path() + t).empty()) << t;
+  EXPECT_NE(test::read_file(td.path() + "/t2/log.jsonl").find("\"threads\":2"), std::string::npos);
+  r = run_cli("bench --shape " + kShape + " --threads 1,2 --log " + td.file("x.jsonl"));
+  EXPECT_EQ(r.err, "convtune: error: --log names one file; with several --threads each count keeps its own log under "
+                   "--out\n");
 }
 
 TEST(Bench, TuneEndsWithTheOnednnComparison) {

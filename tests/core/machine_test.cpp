@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "convtune/core/error.h"
+
 namespace convtune {
 namespace {
 
@@ -48,6 +50,27 @@ TEST(MachineCaches, AnyCpuNumberIsSafe) {
     const MachineInfo m = detect_machine(cpu);
     EXPECT_FALSE(m.cache_source.empty());
     EXPECT_GE(m.l1d_bytes, 0);
+  }
+}
+
+// --threads N measures on --cpu and the nearest N-1 CPUs below (then above) it.
+TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
+  const int last = default_cpu(), n = available_cpus();
+  ASSERT_GE(n, 1);
+  EXPECT_EQ(measuring_cpus(-1, 1), std::vector<int>{last});
+  const std::vector<int> all = measuring_cpus(-1, n);
+  ASSERT_EQ(int(all.size()), n);
+  EXPECT_EQ(all.back(), last);
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1], all[i]);
+  EXPECT_EQ(cpu_list({2, 3}), "2,3");
+  EXPECT_EQ(measuring_cpus(all.front(), n), all);  // the lowest CPU: the others are above it
+  try {
+    measuring_cpus(-1, n + 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--threads " + std::to_string(n + 1) + " needs " + std::to_string(n + 1) +
+                                         " CPUs, but this process may use only " + std::to_string(n) +
+                                         "; give --threads " + std::to_string(n) + " or fewer");
   }
 }
 

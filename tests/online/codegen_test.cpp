@@ -22,7 +22,8 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
 
-RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, std::string* src_out = nullptr) {
+RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, std::string* src_out = nullptr,
+                        int threads = 1) {
   test::TempDir td;
   CodegenInput in{shape, cfg, "ct_conv", "test"};
   GeneratedKernel k = generate_conv(isa, in);
@@ -32,7 +33,7 @@ RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, s
   // output and the packed weights and reads the input against inaccessible pages.
   ProblemData p = ProblemData::make(shape, 0, 42);
   TimingProtocol quick{1, 1, 0};
-  return build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), quick, 60);
+  return build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), quick, 60, k.cflags, threads);
 }
 
 class ConvCodegen : public ::testing::TestWithParam<Case> {};
@@ -127,6 +128,107 @@ INSTANTIATE_TEST_SUITE_P(
             // C = 3 (an RGB input) and exact K: 1, 20, 40 and 28269 (yolo9000-23 in small)
             Border{"K=1,C=3,H=6,R=3,pad=1", true}, Border{"K=20,C=3,H=5,R=3,pad=1", true},
             Border{"K=40,C=4,H=6,R=3,pad=1", false}, Border{"K=28269,C=2,H=2,R=1,pad=0", true})));
+
+// Issue 12: P loops run on OpenMP threads, pinned to 2 CPUs, and still equal
+// the reference at every output element (each output written by one thread).
+class ConvParallel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConvParallel, EqualsReferenceEverywhereOnTwoThreads) {
+  Isa isa = load_isa("avx512");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
+  Shape shape = parse_shape(GetParam().shape);
+  Config cfg = parse_config(GetParam().config);
+  std::string src;
+  RunResult r = build_and_run(isa, shape, cfg, &src, 2);
+  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << src.substr(src.find("void ct_conv("), 3000);
+  EXPECT_NE(src.find("#pragma omp parallel for"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Loops, ConvParallel,
+    ::testing::Values(
+        // P on k: two threads, each one half of the output channels.
+        Case{"K=64,C=8,H=6,R=3", "[P(2,k), T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
+        // P on h above an Lseq (17 = 8 + 9 rows per thread), with padding at both ends.
+        Case{"K=16,C=4,H=34,R=3", "[P(2,h), T(34,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
+        // P on w, and on n with R(h) below it.
+        Case{"K=16,C=4,H=6,R=3", "[P(2,w), T(3,h), T(4,c), U(3,s), U(3,r), U(3,w), U(2,h), V(k)]"},
+        Case{"N=2,K=16,C=4,H=6,R=1", "[P(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"},
+        // k x h collapsed into one loop of 4 iterations on 2 CPUs (4 threads).
+        Case{"K=32,C=8,H=8,R=3", "[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"},
+        // A masked K tail inside one thread's share.
+        Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"}));
+
+// The driver binds each OpenMP thread of a candidate to its own CPU of the
+// set: a wrapper around a real P(2,k) kernel computes the convolution only
+// when its two threads each see exactly one CPU and not the same one (else
+// the output stays NaN and the driver reports wrong_result).
+TEST(ConvParallelPinning, EachThreadRunsOnItsOwnCpu) {
+  Isa isa = load_isa("avx512");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
+  Shape shape = parse_shape("K=32,C=8,H=6,R=3");
+  Config cfg = parse_config("[P(2,k), T(3,h), T(6,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]");
+  GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_real", "test"});
+  const std::string wrapper =
+      "\nvoid ct_conv(const float *restrict i, const float *restrict w, float *restrict o) {\n"
+      "  int cpu[2] = {-1, -1}, alone[2] = {0, 0};\n"
+      "#pragma omp parallel num_threads(2)\n"
+      "  {\n"
+      "    cpu_set_t s;\n"
+      "    CPU_ZERO(&s);\n"
+      "    sched_getaffinity(0, sizeof s, &s);\n"
+      "    const int t = omp_get_thread_num();\n"
+      "    alone[t] = CPU_COUNT(&s) == 1;\n"
+      "    for (int c = 0; c < CPU_SETSIZE; ++c) if (CPU_ISSET(c, &s)) cpu[t] = c;\n"
+      "  }\n"
+      "  if (alone[0] && alone[1] && cpu[0] != cpu[1]) ct_real(i, w, o);\n"
+      "}\n"
+      "void ct_conv_pack(const float *restrict kcrs, float *restrict packed) { ct_real_pack(kcrs, packed); }\n"
+      "const unsigned long ct_conv_packed_floats = " + std::to_string(k.packed_floats) + ";\n";
+  test::TempDir td;
+  test::write_file(td.file("k.c"), "#define _GNU_SOURCE\n#include <sched.h>\n#include <omp.h>\n" + k.c_source + wrapper);
+  ProblemData p = ProblemData::make(shape, 0, 42);
+  RunResult r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0},
+                                   60, k.cflags, 2);
+  EXPECT_EQ(r.status, "ok") << r.detail;
+  // The same file on one CPU: both threads share it, so the wrapper leaves NaN.
+  r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60,
+                         k.cflags, 1);
+  EXPECT_EQ(r.status, "wrong_result") << r.detail;
+}
+
+TEST(ConvCodegenText, ParallelLoopsAreOpenMp) {
+  Isa isa = load_isa("avx512");
+  Shape shape = parse_shape("K=32,C=8,H=8,R=3");
+  GeneratedKernel one = generate_conv(
+      isa, {shape, parse_config("[P(2,k), T(4,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"), "f", ""});
+  EXPECT_EQ(one.threads, 2);
+  EXPECT_EQ(one.cflags, std::vector<std::string>{"-fopenmp"});
+  EXPECT_NE(one.c_source.find("#pragma omp parallel for schedule(static) num_threads(2)\n  for (long k1 = 0; k1 < 2; "
+                              "++k1) {  /* P(2,k) */"),
+            std::string::npos)
+      << one.c_source;
+  EXPECT_NE(one.header.find("Threads: 2, fixed by the configuration's P loops"), std::string::npos);
+  EXPECT_NE(one.header.find("Call it from one\n   thread at a time"), std::string::npos) << one.header;
+  EXPECT_NE(one.c_source.find(" * threads: 2 (OpenMP; compile with -fopenmp)"), std::string::npos);
+
+  GeneratedKernel two = generate_conv(
+      isa, {shape, parse_config("[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"), "f", ""});
+  EXPECT_EQ(two.threads, 4);
+  EXPECT_NE(two.c_source.find("#pragma omp parallel for collapse(2) schedule(static) num_threads(4)\n"),
+            std::string::npos);
+  EXPECT_EQ(two.c_source.find("#pragma omp parallel for schedule"), std::string::npos);  // one region only
+
+  // No P (or only P(1,d)): no OpenMP, no flag, one thread.
+  GeneratedKernel none = generate_conv(
+      isa, {shape, parse_config("[P(1,k), T(2,k), T(4,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"), "f", ""});
+  EXPECT_EQ(none.threads, 1);
+  EXPECT_TRUE(none.cflags.empty());
+  EXPECT_EQ(none.c_source.find("#pragma omp"), std::string::npos);
+  EXPECT_NE(none.header.find("Threads: runs on the calling thread"), std::string::npos);
+}
 
 TEST(ConvCodegenText, ReadableAndStamped) {
   Isa isa = load_isa("avx512");

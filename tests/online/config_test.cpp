@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "convtune/online/config.h"
 #include "convtune/core/error.h"
 #include "convtune/core/shape.h"
@@ -75,7 +77,8 @@ TEST(Config, RoundTrip) {
        {std::string(kPaper), std::string("[]"), std::string("[V(k)]"),
         std::string("[R(n), R(k), T(4,k), T(2,c), U(3,s), U(3,r), U(2,c), U(4,w), U(3,h), "
                     "U(2,k), V(k)]"),
-        std::string("[R(h), Lseq(h,[(12,6),(8,7)]), T(1,c), U(a,h), V(k)]")}) {
+        std::string("[R(h), Lseq(h,[(12,6),(8,7)]), T(1,c), U(a,h), V(k)]"),
+        std::string("[P(2,k), P(17,h), T(8,k), T(17,w), T(256,c), U(2,h), U(2,k), V(k)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
     EXPECT_EQ(parse_config(to_string(c)), c);
@@ -102,6 +105,22 @@ TEST(Config, SpecEqualityIgnoresUnusedFields) {
   EXPECT_NE(parse_config("[R(w)]").specs[0], parse_config("[R(h)]").specs[0]);
 }
 
+TEST(Config, ParallelLoop) {
+  Config c = parse_config(" [ P( 2 , k ), T(8,k), T(256,c), V(k)]");
+  ASSERT_EQ(c.specs.size(), 4u);
+  EXPECT_EQ(c.specs[0].kind, SpecKind::P);
+  EXPECT_EQ(c.specs[0].factor, 2);
+  EXPECT_EQ(c.specs[0].dim, Dim::k);
+  EXPECT_EQ(to_string(c), "[P(2,k), T(8,k), T(256,c), V(k)]");
+  EXPECT_NE(c.specs[0], parse_config("[T(2,k)]").specs[0]);  // P is not T
+  EXPECT_NE(c.specs[0], parse_config("[P(4,k)]").specs[0]);
+  EXPECT_EQ(config_threads(c), 2);
+  EXPECT_EQ(config_threads(parse_config("[P(2,k), P(3,h), V(k)]")), 6);
+  EXPECT_EQ(config_threads(parse_config(kPaper)), 1);
+  EXPECT_EQ(parse_error("[P(k)]"), "config: at column 4: expected a number, got 'k'");
+  EXPECT_EQ(parse_error("[P(2,k]"), "config: at column 7: expected ')' to close the specifier, got ']'");
+}
+
 TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("T(16,k)]"),
             "config: at column 1: expected '[' at the start of a configuration, got 'T'");
@@ -112,9 +131,9 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(16,k)"),
             "config: at column 9: expected ',' or ']' after a specifier, got end of input");
   EXPECT_EQ(parse_error("[X(1,k)]"),
-            "config: at column 2: unknown specifier 'X'; expected R, T, U, V or Lseq");
+            "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq or P");
   EXPECT_EQ(parse_error("[T(16,k), ]"),
-            "config: at column 11: expected a specifier (R, T, U, V or Lseq), got ']'");
+            "config: at column 11: expected a specifier (R, T, U, V, Lseq or P), got ']'");
   EXPECT_EQ(parse_error("[T[16,k)]"), "config: at column 3: expected '(' after 'T', got '['");
   EXPECT_EQ(parse_error("[T(x,k)]"), "config: at column 4: expected a number, got 'x'");
   EXPECT_EQ(parse_error("[T(-1,k)]"), "config: at column 4: expected a number, got '-'");
@@ -261,6 +280,48 @@ TEST(Validate, OuterLoops) {
                   "V(k)]"),
             "config: dimension h: tile factors multiply to 4, which does not divide the problem "
             "size 34; with R(h) they must divide it (000 §3.3 divisibility)");
+}
+
+// Issue 12: P(n,d), the parallel tile loop.
+TEST(Validate, ParallelLoops) {
+  // P counts like T along its dimension; one or two adjacent P above any Lseq.
+  EXPECT_EQ(check("[P(2,k), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]"),
+            "no error");
+  EXPECT_EQ(check("[P(2,k), P(2,w), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]"),
+            "no error");
+  EXPECT_EQ(check("[T(16,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"), "no error");
+  EXPECT_EQ(check("[P(1,n), R(h), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "no error");
+  // Reduction dimensions never run in parallel.
+  for (const char* d : {"c", "r", "s"})
+    EXPECT_EQ(check(fmt::format("[P(2,{0}), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(128,c), U(2,h), "
+                                "U(2,k), V(k)]",
+                                d)),
+              fmt::format("config: dimension {0}: P(2,{0}) runs a reduction dimension in parallel; only n, k, h, "
+                          "w may be parallel (each output must be written by one thread only)",
+                          d));
+  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), P(17,w), T(2,w), T(3,s), T(3,r), T(256,c), U(a,h), U(2,k), "
+                  "V(k)]"),
+            "config: dimension w: P(17,w) is inside Lseq(h,[(2,11),(1,12)]); a parallel loop must be above any "
+            "Lseq");
+  EXPECT_EQ(check("[P(2,k), P(2,w), P(17,h), T(8,k), T(17,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: P appears 3 times; at most two parallel loops are allowed, adjacent (they become one OpenMP "
+            "collapse(2) loop)");
+  EXPECT_EQ(check("[P(2,k), T(8,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: P(2,k) and P(17,h) are not adjacent; two parallel loops must be next to each other (they "
+            "become one OpenMP collapse(2) loop)");
+  EXPECT_EQ(check("[P(0,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: dimension k: P(0,k) has count 0; every count must be >= 1");
+  // Below the reuse loop there is only the microkernel.
+  EXPECT_EQ(check("[T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), P(2,h), U(2,k), V(k)]"),
+            "config: dimension c: the specifier above the microkernel is P(2,h); it must be T(n,c) (000 §4.2: c "
+            "first above the microkernel)");
+  // P's count is a tile factor.
+  EXPECT_EQ(check("[P(2,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: dimension k: tile factors multiply to 1024 (including 16 lanes) but the problem size is 512; "
+            "every dimension must be covered exactly (000 §3.3 divisibility)");
 }
 
 TEST(Validate, Divisibility) {

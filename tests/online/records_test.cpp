@@ -42,6 +42,12 @@ TEST(Records, RoundTripThroughTheLog) {
   EXPECT_EQ(c.records[2].trial, 2);
   EXPECT_EQ(c.records[2].gflops, 12);
   EXPECT_EQ(c.records[1].samples, std::vector<double>{0.001});
+  EXPECT_EQ(c.records[1].threads, 1);  // no key: one thread
+  Record two = sample(3);
+  two.threads = 2;
+  EXPECT_EQ(two.to_json()["threads"], 2);
+  EXPECT_FALSE(sample(3).to_json().contains("threads"));
+  EXPECT_EQ(Record::from_json(two.to_json()).threads, 2);
   EXPECT_TRUE(read_log(td.file("none.jsonl")).records.empty());  // no log yet
   EXPECT_TRUE(read_log("/dev/null").records.empty());            // not a regular file: nothing to read
 }
@@ -102,6 +108,9 @@ TEST(Records, InvalidCompleteLinesAreRefusedWithTheLineNumber) {
   k = j;
   k["trial"] = -2;
   EXPECT_EQ(refusal(k), at + "key 'trial' is negative (-2)" + fix);
+  k = j;
+  k["threads"] = 0;
+  EXPECT_EQ(refusal(k), at + "key 'threads' is 0; it must be in [1, 4096]" + fix);
   k = j;
   k["samples"] = {1.0, "x"};
   EXPECT_EQ(refusal(k), at + "key 'samples' holds string, not only numbers" + fix);

@@ -352,6 +352,78 @@ TEST(Space, SizeMatchesExhaustiveSampling) {
   EXPECT_EQ(sp.size(), double(distinct.size()));
 }
 
+// Issue 12: --threads 1 never puts a P; --threads 2 always one, outermost.
+TEST(Space, ThreadsOneHasNoParallelLoop) {
+  Shape sh = zoo_layer("yolo9000-12");
+  Space sp = build_space(sh, yolo_table(), 16, 1);
+  EXPECT_FALSE(sp.parallel);
+  EXPECT_EQ(sp.size(), build_space(sh, yolo_table(), 16).size());
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 500; ++i)
+    for (const Spec& s : sample_config(sp, rng).specs) ASSERT_NE(s.kind, SpecKind::P);
+}
+
+TEST(Space, ThreadsTwoPutsOneValidParallelLoopOutermost) {
+  Shape sh = zoo_layer("yolo9000-12");  // tiles left: k 16 or 32, w 34 or 17, h 1, 2 or 17
+  Space sp = build_space(sh, yolo_table(), 16, 2);
+  ASSERT_TRUE(sp.parallel);
+  EXPECT_EQ(sp.threads, 2);
+  EXPECT_EQ(sp.choices.size(), build_space(sh, yolo_table(), 16).choices.size());  // each has a P
+  std::mt19937_64 rng(7);
+  std::set<char> dims;
+  int lseq = 0;
+  for (int i = 0; i < 2000; ++i) {
+    Config c = sample_config(sp, rng);
+    ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    ASSERT_EQ(c.specs[0].kind, SpecKind::P) << to_string(c);
+    EXPECT_EQ(c.specs[0].factor, 2) << to_string(c);
+    EXPECT_EQ(config_threads(c), 2) << to_string(c);
+    ASSERT_EQ(parse_config(to_string(c)), c);
+    ASSERT_GE(choice_of(sp, c), 0) << to_string(c);
+    dims.insert(dim_char(c.specs[0].dim));
+    for (size_t j = 1; j < c.specs.size(); ++j) {
+      ASSERT_NE(c.specs[j].kind, SpecKind::P) << to_string(c);
+      lseq += c.specs[j].kind == SpecKind::Lseq;
+    }
+  }
+  EXPECT_EQ(dims, (std::set<char>{'h', 'k', 'w'}));  // never n: N = 1
+  EXPECT_GT(lseq, 0);
+  // Fewer configurations than with one thread: P takes a factor 2 of k or w.
+  EXPECT_GT(sp.size(), 0);
+  EXPECT_NE(sp.size(), build_space(sh, yolo_table(), 16).size());
+}
+
+TEST(Space, ParallelOptionsDivideThreadsAndTiles) {
+  Shape sh = parse_shape("N=2,K=64,C=4,H=12,R=1");
+  Space sp = build_space(sh, table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 4);
+  ASSERT_EQ(sp.choices.size(), 1u);  // k 4 tiles, h 4, w 12, n 2
+  std::vector<std::string> got;
+  for (const ParOption& o : sp.parallel_options(sp.choices[0]))
+    got.push_back(to_string(parallel_spec(o)));
+  EXPECT_EQ(got, (std::vector<std::string>{"P(2,n)", "P(2,k)", "P(4,k)", "P(2,h)", "P(4,h)", "P(2,w)", "P(4,w)"}));
+  // Exhaustive sampling agrees with size() with the P options in.
+  Shape small = parse_shape("K=32,C=2,H=2,W=1,R=1");
+  Space sm = build_space(small, table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 2);
+  ASSERT_TRUE(sm.parallel);
+  std::mt19937_64 rng(3);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 5000; ++i) distinct.insert(to_string(sample_config(sm, rng)));
+  EXPECT_EQ(sm.size(), double(distinct.size()));
+}
+
+TEST(Space, NoParallelOptionSaysSo) {
+  // Ho = Wo = 3, one k tile: nothing to split over 2 threads.
+  Space sp = build_space(parse_shape("K=16,C=4,H=3,R=1"), table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 2);
+  EXPECT_FALSE(sp.parallel);
+  EXPECT_EQ(sp.note,
+            "no loop of n, k, h or w has a count divisible by a divisor of --threads 2 for any microkernel choice; "
+            "candidates run on one thread");
+  std::mt19937_64 rng(1);
+  EXPECT_NE(sample_config(sp, rng).specs[0].kind, SpecKind::P);
+  EXPECT_EQ(error_of([] { build_space(parse_shape("K=16,C=4,H=3,R=1"), ClassTable{}, 16, 0); }),
+            "--threads is 0; give at least 1");
+}
+
 TEST(Space, DeterministicChoiceOrder) {
   Shape sh = zoo_layer("yolo9000-12");
   Space a = build_space(sh, yolo_table(), 16), b = build_space(sh, yolo_table(), 16);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convtune/core/machine.h"
 #include "test_util.h"
 
 namespace convtune {
@@ -139,6 +140,38 @@ TEST(Tune, JsonSummaryHasTheDocumentedKeys) {
   for (const char* key : {"layer", "shape", "trials", "failed", "wall_s", "peak_gflops", "best"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (const char* key : {"config", "gflops", "percent_peak", "seconds"}) EXPECT_TRUE(j["best"].contains(key)) << key;
+}
+
+// Issue 12: --threads 2 measures candidates with a P loop on 2 CPUs, against
+// twice one core's peak; a log is resumed with the --threads it was made with.
+TEST(Tune, ThreadsTwoTunesParallelKernels) {
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only one CPU";
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 2 --top 0 --no-onednn --threads 2 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["threads"], 2);
+  const auto log = read_log(td.file("log.jsonl"));
+  ASSERT_EQ(log.size(), 2u);
+  for (const auto& rec : log) {
+    EXPECT_EQ(rec["threads"], 2);
+    EXPECT_EQ(rec["config"].get<std::string>().rfind("[P(2,", 0), 0u) << rec["config"];
+    EXPECT_EQ(rec["status"], "ok") << rec;
+  }
+  ASSERT_TRUE(j["best"].is_object());
+  EXPECT_NE(test::read_file(j["best"]["kernel_c"].get<std::string>()).find("#pragma omp parallel for"),
+            std::string::npos);
+  r = run_cli("tune" + kFast + " --trials 3 --top 0 --no-onednn --threads 1 --resume --out " + td.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: log '" + td.file("log.jsonl") +
+                       "' was measured with --threads 2, not 1; resume with --threads 2 or use another --log\n");
+  // One thread: no P, no "threads" key in the records (the format of one-core logs is unchanged).
+  r = run_cli("tune" + kFast + " --trials 2 --top 0 --no-onednn --threads 1 --out " + td.file("one"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& rec : read_log(td.file("one/log.jsonl"))) {
+    EXPECT_FALSE(rec.contains("threads"));
+    EXPECT_EQ(rec["config"].get<std::string>().find("P("), std::string::npos) << rec["config"];
+  }
 }
 
 TEST(Tune, BadShapesAndLayers) {

@@ -92,6 +92,8 @@ TEST(Coordinates, StepsYieldOnlyValidConfigurations) {
   spaces.emplace_back(space_of(kMid), "mid");
   ClassTable shipped = shipped_table();
   for (const char* l : {"yolo9000-12", "resnet18-9"}) spaces.emplace_back(build_space(zoo_layer(l), shipped, 16), l);
+  spaces.emplace_back(build_space(parse_shape(kMid), small_table(), 16, 2), "mid, 2 threads");
+  spaces.emplace_back(build_space(zoo_layer("yolo9000-12"), shipped, 16, 4), "yolo9000-12, 4 threads");
   size_t checked = 0;
   for (auto& sp_name : spaces) {
     const Space& sp = sp_name.first;  // not a structured binding: clang < 16 cannot capture one
@@ -102,6 +104,8 @@ TEST(Coordinates, StepsYieldOnlyValidConfigurations) {
       Config c = v.to_config(p);
       ASSERT_NO_THROW(validate_config(c, sp.shape, 16)) << name << ": " << to_string(c);
       ASSERT_EQ(choice_of(sp, c), p.choice) << to_string(c);
+      ASSERT_EQ(c.specs[0].kind == SpecKind::P, sp.parallel) << name << ": " << to_string(c);
+      ASSERT_EQ(v.from_config(c).has_value(), true) << to_string(c);
       ++checked;
     };
     for (int i = 0; i < 150; ++i) {
@@ -130,6 +134,37 @@ TEST(Coordinates, NeighboursCoverEveryParameter) {
   for (int i = 0; i < 50; ++i)
     for (const Neighbor& n : v.neighbors(v.random_point(rng), rng)) kinds.insert(n.move.param.kind);
   EXPECT_EQ(kinds.size(), 4u);
+  EXPECT_EQ(v.params().size(), 10u);
+}
+
+// Issue 12: with --threads 2 the P option is a parameter of its own, and
+// configurations without the P (or with one the choice cannot take) have no point.
+TEST(Coordinates, ParallelOptionIsAParameter) {
+  Space sp = build_space(parse_shape(kMid), small_table(), 16, 2);
+  ASSERT_TRUE(sp.parallel);
+  CoordinateView v(sp);
+  EXPECT_EQ(v.params().size(), 11u);
+  EXPECT_EQ(v.params().back().kind, Param::parallel);
+  std::mt19937_64 rng(2);
+  std::set<Param> kinds;
+  std::set<std::string> pars;
+  for (int i = 0; i < 50; ++i) {
+    Point p = v.random_point(rng);
+    for (const Neighbor& n : v.neighbors(p, rng)) {
+      kinds.insert(n.move.param.kind);
+      if (n.move.param.kind == Param::parallel) {
+        EXPECT_FALSE(n.point.par == p.par);
+        EXPECT_EQ(v.to_config(n.point).specs[0], parallel_spec(n.point.par));
+      }
+    }
+    pars.insert(to_string(parallel_spec(v.random_step(p, {Param::parallel, Dim::n}, rng).par)));
+  }
+  EXPECT_EQ(kinds.size(), 5u);
+  EXPECT_EQ(pars, (std::set<std::string>{"P(2,k)", "P(2,h)", "P(2,w)"}));
+  EXPECT_TRUE(v.from_config(parse_config("[P(2,k), T(2,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));
+  EXPECT_FALSE(v.from_config(parse_config("[T(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));  // no P
+  EXPECT_FALSE(v.from_config(parse_config("[P(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));  // 4 threads
+  EXPECT_FALSE(v.from_config(parse_config("[P(5,h), T(4,k), T(4,w), T(4,c), U(2,h), V(k)]")));  // 5 !| 2
 }
 
 // ------------------------------------------------------------- the t-test
@@ -404,6 +439,30 @@ TEST(Csa, PrefersAWholeFilterMicrokernel) {
   EXPECT_NE(to_string(p.config).find("U(3,s), U(3,r), U(2,w), U(7,h), V(k)]"), std::string::npos)
       << to_string(p.config);
   EXPECT_EQ(p.info["choice"], "k1c1w2h7r3s3");
+}
+
+// Issue 12: SConv splits the dimension with the most independent work; each
+// thread then gets CSA's tiles over its share.
+TEST(Csa, SplitsTheDimensionWithTheMostTiles) {
+  SearchOptions o;
+  o.l1d_bytes = 32 << 10;
+  o.l2_bytes = 1 << 20;
+  o.l3_bytes = 8 << 20;
+  for (const char* layer : {"yolo9000-12", "resnet18-9", "yolo9000-5"}) {
+    Shape sh = zoo_layer(layer);
+    Space sp = build_space(sh, shipped_table(), 16, 2);
+    ASSERT_TRUE(sp.parallel);
+    CsaPlan p = csa_plan(sp, o);
+    ASSERT_NO_THROW(validate_config(p.config, sh, 16)) << to_string(p.config);
+    ASSERT_EQ(p.config.specs[0].kind, SpecKind::P) << to_string(p.config);
+    EXPECT_EQ(p.config.specs[0].factor, 2);
+    EXPECT_EQ(p.info["parallel"], to_string(p.config.specs[0]));
+    const UkChoice& ch = sp.choices[size_t(choice_of(sp, p.config))];
+    for (Dim d : {Dim::k, Dim::h, Dim::w})
+      if (sp.remaining(ch, d) % 2 == 0) EXPECT_GE(sp.remaining(ch, p.config.specs[0].dim), sp.remaining(ch, d)) << layer;
+    EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << to_string(p.config);  // droplet/hillclimb start there
+  }
+  EXPECT_EQ(csa_plan(build_space(zoo_layer("yolo9000-12"), shipped_table(), 16), o).info["parallel"], "none");
 }
 
 TEST(Csa, ValidForEveryZooLayer) {

@@ -25,13 +25,15 @@ class Baseline {
 /// "" when oneDNN is in this build, else what to install.
 std::string onednn_missing();
 
-/// oneDNN convolution_forward (direct, f32, format_tag::any, one thread).
+/// oneDNN convolution_forward (direct, f32, format_tag::any) on `threads`
+/// OpenMP threads (omp_set_num_threads: the calling thread's setting).
 /// Returns nullptr and sets *missing (what to install) when oneDNN is not in
 /// this build; throws Error when oneDNN rejects the shape.
-std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* missing);
+std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* missing, int threads = 1);
 
-/// Caffe-style im2col + cblas_sgemm on one OpenBLAS thread (im2col skipped
-/// for 1x1, stride 1, pad 0). nullptr and *missing as above.
-std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* missing);
+/// Caffe-style im2col + cblas_sgemm on `threads` OpenBLAS threads
+/// (openblas_set_num_threads; im2col skipped for 1x1, stride 1, pad 0).
+/// nullptr and *missing as above.
+std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* missing, int threads = 1);
 
 }  // namespace convtune

@@ -1,7 +1,9 @@
 #pragma once
 // `convtune bench`: convtune's best kernel for a layer against oneDNN and
-// im2col + OpenBLAS, in one process on one pinned core, under the tuner's
-// timing protocol, after checking that all compute the same convolution.
+// im2col + OpenBLAS, in one process pinned to --threads cores (one by
+// default), each library on that many threads, under the tuner's timing
+// protocol, after checking that all compute the same convolution.
+// `bench --threads 1,2` runs once per count in one process (bench_scaling).
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +15,7 @@
 namespace convtune {
 
 struct BenchOptions {
-  TuneOptions tune;         // shape, isa, cpu, timing, check points, out/log (as for tune)
+  TuneOptions tune;         // shape, isa, cpu, threads, timing, check points, out/log (as for tune)
   bool fresh_tune = false;  // tune first (tune.trials candidates) instead of reading the log
 };
 
@@ -31,7 +33,9 @@ struct BenchResult {
   std::string layer;
   Shape shape;
   int cpu = 0;
-  double peak_gflops = 0;
+  int threads = 1;          // every implementation's thread count
+  std::vector<int> cpus;    // the process was pinned to these
+  double peak_gflops = 0;   // one core's times threads
   std::string log_path;
   int64_t trials = 0;       // candidates in the log
   Record best;              // convtune's kernel as the log recorded it
@@ -54,5 +58,9 @@ std::string check_output(const ProblemData& p, const std::vector<float>& out, co
 /// Human table and the --json object.
 std::string bench_summary(const BenchResult& r);
 std::string bench_json(const BenchResult& r);
+/// `bench --threads 1,2`: one line per thread count of one layer with
+/// convtune's and oneDNN's times, GFLOP/s, speed-up over the first count and
+/// convtune/oneDNN.
+std::string bench_scaling(const std::vector<BenchResult>& runs);
 
 }  // namespace convtune

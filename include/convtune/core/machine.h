@@ -34,4 +34,17 @@ void check_cpu(int cpu);
 /// Pins the calling thread to a CPU; throws Error if the CPU does not exist.
 void pin_to_cpu(int cpu);
 
+/// How many CPUs this process may run on (sched_getaffinity; taskset and
+/// cgroups count): the default of --threads.
+int available_cpus();
+/// The CPUs a measurement with `threads` threads runs on, ascending: `cpu`
+/// (default_cpu() when cpu < 0) and the CPUs this process may use nearest
+/// below it, then above it; {cpu} for one thread. Throws Error naming
+/// --threads when this process may use fewer CPUs.
+std::vector<int> measuring_cpus(int cpu, int threads);
+/// Pins the calling thread to a set of CPUs (as pin_to_cpu for one).
+void pin_to_cpus(const std::vector<int>& cpus);
+/// "2,3": the CPU list as the driver and messages take it.
+std::string cpu_list(const std::vector<int>& cpus);
+
 }  // namespace convtune

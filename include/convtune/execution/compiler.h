@@ -26,6 +26,7 @@ struct Compiler {
 struct CompileJob {
   std::string source;  // .c file
   std::string output;  // .so file or executable
+  std::vector<std::string> flags{};  // this file's own, after Compiler::flags (GeneratedKernel::cflags)
 };
 
 struct CompileResult {
@@ -36,7 +37,7 @@ struct CompileResult {
   double seconds = 0;
 };
 
-/// Compiles one C file: flags, then -std=c99, output_flags (by default a
+/// Compiles one C file: flags, the job's flags, then -std=c99, output_flags (by default a
 /// shared object), -o output, the source and link_flags. A compiler killed by
 /// a signal, or one that writes no output file, fails with a log saying so.
 CompileResult compile_one(const Compiler& cc, const CompileJob& job);

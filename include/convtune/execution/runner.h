@@ -82,9 +82,11 @@ class Runner {
  public:
   /// Builds the driver in `dir` with $CC (native) or the cross compiler
   /// (emulated: throws Error naming the packages when emulation_missing).
-  /// Executables pin themselves to `cpu`. Throws Error when the compiler does
-  /// not work.
-  Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir);
+  /// Executables pin themselves to `cpu` (< 0: not pinned); with threads > 1
+  /// to the `threads` CPUs of measuring_cpus(cpu, threads), one OpenMP thread
+  /// on each (driver.c). Throws Error when the compiler does not work or
+  /// there are not that many CPUs.
+  Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, int threads = 1);
 
   bool emulated() const { return emulated_; }
   const std::string& emulator() const { return isa_.emulation.qemu; }
@@ -111,24 +113,28 @@ class Runner {
                     const TimingProtocol& protocol,
                     const std::function<void(size_t, const UkMeasured&)>& done) const;
 
-  /// The peak loop (peak.h), built once: its median GFLOP/s. Throws Error
-  /// when it does not build or run.
+  /// The peak loop (peak.h), built once: its median GFLOP/s on one core (the
+  /// highest CPU of the set). Throws Error when it does not build or run.
   double peak_gflops();
+  /// The CPUs executables pin themselves to (empty: not pinned).
+  const std::vector<int>& cpus() const { return cpus_; }
 
  private:
-  std::vector<std::string> command(const std::string& exe) const;  // [qemu] exe cpu
+  std::vector<std::string> command(const std::string& exe, bool one_cpu = false) const;  // [qemu] exe cpus
 
   Isa isa_;
   bool emulated_;
-  int cpu_;
+  std::vector<int> cpus_;
   std::string dir_;
   Compiler cc_;  // link_flags add the driver
   std::string peak_exe_, data_file_;
 };
 
-/// Builds one generated convolution (C file defining `symbol`) with the
-/// driver and runs it once: the one-shot path of tests and tools.
+/// Builds one generated convolution (C file defining `symbol`, compiled with
+/// `cflags` too: GeneratedKernel::cflags) with the driver and runs it once on
+/// measuring_cpus(cpu, threads): the one-shot path of tests and tools.
 RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
-                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s);
+                             const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s,
+                             const std::vector<std::string>& cflags = {}, int threads = 1);
 
 }  // namespace convtune

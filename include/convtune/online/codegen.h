@@ -3,6 +3,7 @@
 // the Lseq -> Seq rewrite, then one pass over the specifiers; microkernels
 // come from ukernel_codegen (AVX-512, or any ISA described as data).
 #include <string>
+#include <vector>
 
 #include "convtune/online/config.h"
 #include "convtune/core/isa.h"
@@ -21,6 +22,11 @@ struct GeneratedKernel {
   std::string c_source;  // self-contained: includes its microkernels
   std::string header;    // prototypes, layouts and size macros
   int64_t packed_floats = 0;
+  int64_t threads = 1;   // the product of the configuration's P counts
+  /// Compiler flags the file needs beyond the ISA's: {"-fopenmp"} when it has
+  /// a parallel loop, else none. Every build of generated code adds them
+  /// (CompileJob::flags), so a single-threaded kernel never links OpenMP.
+  std::vector<std::string> cflags;
 };
 
 /// Floats of the packed weight buffer: Kp * C * R * S (Kp = K rounded up to

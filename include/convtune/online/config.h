@@ -9,6 +9,20 @@
 //   V(k)                      vectorised loop of `lanes` iterations, innermost only
 //   Lseq(h,[(a1,v1),(a2,v2)]) 000's lambda_seq_h alpha.[(a1,v1),(a2,v2)]: a1 tiles
 //                             with alpha=v1 followed by a2 tiles with alpha=v2
+//   P(n,d)                    parallel tile loop: like T(n,d), n iterations along d,
+//                             run by n OpenMP threads, one iteration each
+//
+// P(n,d) (beyond 000: issue 12). The code is `#pragma omp parallel for
+// schedule(static) num_threads(n)`: exactly n threads, each runs one
+// iteration (a contiguous 1/n of the dimension), so the configuration text
+// fixes the thread count. Rules: only on n, k, h, w (never on the reduction
+// dimensions c, r, s: every output is written by one thread only); above the
+// T(n,c) + microkernel block and above any Lseq (not inside one of its
+// branches); at most two P, and two must be adjacent: they become one
+// `collapse(2)` loop of n1*n2 threads (e.g. [P(2,k), P(2,h), ...] on 4 cores).
+// P(1,d) is a degenerate loop (no code, no thread). Generated code with a P
+// needs -fopenmp (GeneratedKernel::cflags); without it the pragma is ignored
+// and the same code runs correctly on one thread.
 //
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
@@ -30,12 +44,12 @@ bool dim_from_char(char ch, Dim* d);  // false if ch is not a dimension
 /// The problem size of a dimension (k uses the padded K).
 int64_t dim_size(const Shape& s, Dim d, int64_t lanes);
 
-enum class SpecKind { R, T, U, V, Lseq };
+enum class SpecKind { R, T, U, V, Lseq, P };
 
 struct Spec {
   SpecKind kind = SpecKind::T;
   Dim dim = Dim::k;
-  int64_t factor = 1;  // T, U: the count; unused for R, V, Lseq
+  int64_t factor = 1;  // T, U, P: the count; unused for R, V, Lseq
   bool alpha = false;  // U(a,h): the size comes from the enclosing Lseq
   // Lseq only: {(repeats a1, alpha value v1), (a2, v2)}.
   std::array<std::pair<int64_t, int64_t>, 2> seq{};
@@ -61,6 +75,9 @@ Config parse_config(const std::string& text);
 /// configuration with Lseq, h is the first alternative (v1) and h2 the second.
 struct UkSizes;
 
+/// Threads a configuration runs on: the product of its P counts (1 without P).
+int64_t config_threads(const Config& c);
+
 /// Checks a configuration against a shape and the vector length:
 ///  - exactly one V, the innermost specifier, on k;
 ///  - the U specifiers form the block directly above V, in the order
@@ -70,7 +87,8 @@ struct UkSizes;
 ///  - at most one Lseq, on h, above the T(n,c), with two alternatives, and
 ///    then U(a,h) must be in the microkernel; U(a,h) without an Lseq is an error;
 ///  - R(d) at most once per d;
-///  - divisibility: along every dimension the product of the T/U factors
+///  - P(n,d) only on n, k, h, w; above any Lseq; at most two, and two adjacent;
+///  - divisibility: along every dimension the product of the T/P/U factors
 ///    (times lanes for k; times a1*v1+a2*v2 instead of U(a,h) for h) equals
 ///    the problem size, or divides it when the dimension has an R;
 ///  - all counts >= 1.

@@ -9,7 +9,10 @@
 //   - the loop order: a permutation of the slots above the reuse loop;
 //   - the microkernel choice: ordered by h inside a class (same sizes but h),
 //     categorical across classes (002 §3 discrete / categorical);
-//   - the Lseq position (pair choices only).
+//   - the Lseq position (pair choices only);
+//   - with Space::parallel (--threads > 1), the outermost P(count,dim): one of
+//     the choice's Space::parallel_options (categorical); the factors of dim
+//     then multiply to what remains after it.
 // Every point prints as a valid configuration; every step keeps the
 // products right, so no invalid point is ever built. Several points may
 // print the same configuration (empty slots); strategies key on the text.
@@ -28,10 +31,11 @@ struct Point {
   std::vector<std::vector<int64_t>> factors;  // [dim][slot]; product = Space::remaining
   std::vector<int> order;                     // slot ids above the reuse loop, outermost first
   int lseq = 0;                               // Lseq goes before order[lseq] (0..order.size())
+  ParOption par{Dim::n, 1};                   // the outermost P; count 1: none
 };
 
 /// The parameters of a point (002 §3: mu of them).
-enum class Param { factor, order, choice, lseq };
+enum class Param { factor, order, choice, lseq, parallel };
 struct ParamId {
   Param kind = Param::factor;
   Dim dim = Dim::n;  // factor only
@@ -65,7 +69,8 @@ class CoordinateView {
   /// A point of 000 §6.1's sampler.
   Point random_point(std::mt19937_64& rng) const;
 
-  /// The parameters: 7 factorizations, the order, the choice, the Lseq.
+  /// The parameters: 7 factorizations, the order, the choice, the Lseq, and
+  /// the P option when the space has one.
   std::vector<ParamId> params() const;
   int slot_id(Dim d, int slot) const { return offset_[static_cast<int>(d)] + slot; }
   int num_slots(Dim d) const { return nu_[static_cast<int>(d)]; }
@@ -75,7 +80,7 @@ class CoordinateView {
   /// (or split off into a new level just inside), two adjacent levels
   /// swapped, the previous/next microkernel of the class, the nearest-h
   /// member of up to `classes` other classes (drawn with rng), the Lseq
-  /// across one level. Only points whose configuration differs from p's,
+  /// across one level, every other P option of the choice. Only points whose configuration differs from p's,
   /// each configuration once.
   std::vector<Neighbor> neighbors(const Point& p, std::mt19937_64& rng, int classes = 4) const;
   /// The same move again from p (the next value along that direction), or
@@ -85,7 +90,8 @@ class CoordinateView {
   /// One step of 002 §3's adjacency on one parameter, drawn uniformly among
   /// the adjacent values (factor: any prime between any two slots; order:
   /// any two-cycle; choice: previous/next in the class or the nearest-h
-  /// member of any other class; Lseq: across one level). Unchanged if the
+  /// member of any other class; Lseq: across one level; parallel: any other
+  /// P option). Unchanged if the
   /// parameter has no neighbour.
   Point random_step(const Point& p, ParamId param, std::mt19937_64& rng) const;
   /// 002 §4.3's q-random walk on one parameter: steps while uniform < q.
@@ -95,6 +101,9 @@ class CoordinateView {
   /// new remaining sizes, changing the innermost levels first (so the outer
   /// tile sizes stay).
   Point with_choice(const Point& p, int choice) const;
+  /// p with the P option `par` when p's choice has it (else p unchanged),
+  /// the factors of both dimensions repaired.
+  Point with_parallel(const Point& p, const ParOption& par) const;
   /// p with dimension d's factors taken from `factors` and repaired to p's
   /// choice (for recombination, 002 §4.2).
   Point with_factors(const Point& p, Dim d, const std::vector<int64_t>& factors) const;
@@ -109,7 +118,8 @@ class CoordinateView {
   int dim_of(int id) const;
   int64_t factor(const Point& p, int id) const;  // the factor in a slot
   std::vector<int> slots_in_order(const Point& p, Dim d) const;  // d's slots, outermost first; c: reuse last
-  void fit(Point& p, Dim d) const;  // repairs d's factors to p.choice
+  void fit(Point& p, Dim d) const;  // repairs d's factors to p.choice and p.par
+  int64_t target(const Point& p, Dim d) const;  // what d's factors multiply to
   int lseq_step(const Point& p, int dir) const;  // -1 when none
   std::vector<int> nearest_in_other_classes(int c) const;
 

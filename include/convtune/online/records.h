@@ -40,6 +40,7 @@ struct Record {
   std::string note;           // fallback microkernel, padded K, ...
   nlohmann::json search_info = nlohmann::json::object();  // what the strategy says (SearchStrategy::info)
   bool emulated = false;      // ran under an emulator: timings not meaningful
+  int threads = 1;            // --threads: CPUs measured on (peak_gflops counts them all); written when > 1
 
   nlohmann::json to_json() const;
   /// Throws Error naming the key that is missing or has a wrong type or value

@@ -29,9 +29,24 @@ struct UkChoice {
   std::string text() const;
 };
 
+/// A parallel loop the space may put outermost (issue 12): P(count, dim).
+struct ParOption {
+  Dim dim = Dim::k;
+  int64_t count = 1;
+  bool operator==(const ParOption& o) const { return dim == o.dim && count == o.count; }
+};
+
 struct Space {
   Shape shape;
   int64_t lanes = 16;
+  /// Threads a candidate may use (--threads). With 1 no configuration has a
+  /// P; with N > 1 every one has exactly one, outermost: P(p,d) with d one of
+  /// n (batch > 1), k, h, w, p > 1 a divisor of N that divides the loop count
+  /// left above the microkernel along d (so p = N uses every core; a smaller
+  /// p is there for dimensions with no factor N). Choices with no such option
+  /// are left out (they would run on one core); when none has one, the space
+  /// has no P and says so in `note`.
+  int threads = 1;
   std::vector<UkChoice> choices;
   /// Empty, or one line saying that the fallback microkernel was used and
   /// why, or that the pair choices were capped (10000; only for an Ho with
@@ -43,13 +58,17 @@ struct Space {
   int64_t remaining(const UkChoice& ch, Dim d) const;
   /// Number of distinct configurations (exact, as a double: it can be huge).
   double size() const;
+  /// The P(count, dim) options of a choice, n, k, h, w order and ascending
+  /// counts; empty with threads 1 (or when the space has no P).
+  std::vector<ParOption> parallel_options(const UkChoice& ch) const;
+  bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
 
 /// Builds the space; throws Error when no microkernel at all fits the shape,
 /// saying which microkernel the ISA admits that would (profile it) or, when
 /// none would, which output dimensions leave too few accumulators.
 /// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
-Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes);
+Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads = 1);
 
 /// The microkernel part of a configuration for a choice, with the c reuse loop:
 /// [T(c_reuse,c), U(s), U(r), U(c), U(w), U(h) or U(a,h), U(k), V(k)]
@@ -62,8 +81,12 @@ std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
 /// outwards, (dimension, factor) pairs drawn uniformly among those that still
 /// divide what remains, until every dimension is complete; for a pair, the
 /// Lseq(h,...) specifier at a uniformly drawn level above the reuse loop.
-/// Every result passes validate_config.
+/// With Space::parallel, first a P option of the choice uniformly, outermost
+/// (the Lseq stays below it). Every result passes validate_config.
 Config sample_config(const Space& space, std::mt19937_64& rng);
+
+/// The P specifier of an option.
+Spec parallel_spec(const ParOption& o);
 
 /// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
 int choice_of(const Space& space, const Config& c);

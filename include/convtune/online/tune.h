@@ -28,6 +28,9 @@ struct TuneOptions {
   int64_t trials = 20;
   uint64_t seed = 1;
   int cpu = -1;             // -1: the last core
+  int threads = 1;          // --threads N: candidates measured on N CPUs around cpu (machine.h
+                            // measuring_cpus), the space adds a P loop (space.h), the peak is N
+                            // times one core's; the CLI's default is every CPU this process may use
   int jobs = 0;             // parallel compilations; 0: the cores but one
   double min_repeat_ms = 100;
   int repeat = 5;
@@ -35,7 +38,7 @@ struct TuneOptions {
   size_t check_points = 4000;  // verified output elements; 0 = all
   int top = 5;              // finalists re-measured at the end (finalist.h); 0 or 1: none
   int top_rounds = 3;       // interleaved rounds of the re-measure
-  std::string out_dir;      // best kernel; default convtune-out/<layer>
+  std::string out_dir;      // best kernel; default default_out_dir(layer, threads)
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
   bool quiet = false;
@@ -50,7 +53,8 @@ struct TuneResult {
   int64_t failed = 0;
   int64_t new_trials = 0;   // measured by this run
   double wall_s = 0;
-  double peak_gflops = 0;      // measured at the start
+  int threads = 1;             // --threads: the CPUs measured on
+  double peak_gflops = 0;      // measured at the start: one core's times threads
   double peak_end_gflops = 0;  // measured again at the end (0: not measured)
   double space_size = 0;
   size_t space_choices = 0;
@@ -79,5 +83,10 @@ std::string tune_json(const TuneResult& r);
 
 /// A file-name-safe layer name ("yolo9000-12", or "K512_C256_H34_..." for --shape).
 std::string layer_id(const Shape& s);
+
+/// Where tune and bench keep a layer's log and kernel without --out:
+/// convtune-out/<layer> for one thread, convtune-out/<layer>-t<N> for N, so
+/// that logs measured on different numbers of cores never mix.
+std::string default_out_dir(const std::string& layer, int threads);
 
 }  // namespace convtune

@@ -20,14 +20,15 @@ struct OnednnComparison {
   double ratio = 0;        // convtune's GFLOP/s over oneDNN's
 };
 
-/// Times oneDNN for r.shape with o's core and timing; never throws.
+/// Times oneDNN for r.shape with o's cores (--cpu, --threads) and timing; never throws.
 OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 
-/// The child's side (`convtune internal-onednn`): pins itself to cpu, checks
-/// oneDNN against the reference, times it and prints one JSON line,
+/// The child's side (`convtune internal-onednn`): pins itself to the
+/// `threads` CPUs of measuring_cpus(cpu, threads), runs oneDNN on that many OpenMP threads,
+/// checks it against the reference, times it and prints one JSON line,
 /// {"status":"ok","median_s":..,"impl":".."} or {"status":"error","detail":".."}.
 /// Returns the exit code.
-int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat);
+int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat, int threads = 1);
 
 /// One line for tune's summary ("" when oneDNN is not in this build).
 std::string onednn_text(const OnednnComparison& c, double peak_gflops);
