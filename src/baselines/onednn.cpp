@@ -10,7 +10,6 @@
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/core/error.h"
-#include "convtune/baselines/layouts.h"
 
 namespace convtune {
 

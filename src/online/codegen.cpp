@@ -44,7 +44,6 @@ struct Gen {
   const Isa& isa;
   const Shape& sh;
   const std::vector<Spec>& specs;
-  int64_t Kp;
   size_t ublock;  // index of the first U/V specifier (the microkernel)
   UkLayout layout;
   int64_t kb = 0, cu = 0;  // the microkernel's k block (floats) and c unroll: the packing
@@ -357,7 +356,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   while (ublock > 0 && specs[ublock - 1].kind == SpecKind::U) --ublock;
   const int64_t Kp = sh.padded_K(isa.lanes);
 
-  Gen g{isa, sh, specs, Kp, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  Gen g{isa, sh, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
