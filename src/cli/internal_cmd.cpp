@@ -8,7 +8,7 @@ namespace convtune::cli {
 namespace {
 
 struct OnednnArgs {
-  std::string shape, isa;
+  std::string shape;
   int cpu = 0;
   double min_ms = 100;
   int repeat = 5;
@@ -22,12 +22,11 @@ Runner setup_internal_onednn(CLI::App* sub) {
   auto a = std::make_shared<OnednnArgs>();
   sub->group("");  // hidden
   sub->add_option("--shape", a->shape)->required();
-  sub->add_option("--arch", a->isa)->required();
   sub->add_option("--cpu", a->cpu)->required();
   sub->add_option("--min-repeat-ms", a->min_ms);
   sub->add_option("--repeat", a->repeat);
   sub->add_option("--threads", a->threads);
-  return [a] { return onednn_child(parse_shape(a->shape), a->isa, a->cpu, a->min_ms, a->repeat, a->threads); };
+  return [a] { return onednn_child(parse_shape(a->shape), a->cpu, a->min_ms, a->repeat, a->threads); };
 }
 
 }  // namespace convtune::cli

@@ -14,7 +14,7 @@
 
 namespace convtune {
 
-int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat, int threads) {
+int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads) {
   nlohmann::json j;
   try {
     pin_to_cpus(measuring_cpus(cpu, threads));  // before oneDNN starts its OpenMP threads: they inherit the set
@@ -41,7 +41,7 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   if (!c.available || !r.has_best) return c;
   const int cpu = o.cpu >= 0 ? o.cpu : default_cpu();
   const double limit = std::max(120.0, o.timeout_s);
-  ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(), "--arch", o.isa,
+  ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(),
                              "--cpu", std::to_string(cpu), "--min-repeat-ms", fmt::format("{}", o.min_repeat_ms),
                              "--repeat", std::to_string(o.repeat), "--threads", std::to_string(o.threads)},
                             limit);

@@ -28,7 +28,7 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 /// checks it against the reference, times it and prints one JSON line,
 /// {"status":"ok","median_s":..,"impl":".."} or {"status":"error","detail":".."}.
 /// Returns the exit code.
-int onednn_child(const Shape& shape, const std::string& isa, int cpu, double min_ms, int repeat, int threads = 1);
+int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads = 1);
 
 /// One line for tune's summary ("" when oneDNN is not in this build).
 std::string onednn_text(const OnednnComparison& c, double peak_gflops);
