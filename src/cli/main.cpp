@@ -22,6 +22,8 @@ const std::vector<Command>& commands() {
       {"tune", "online stage: search the tiling space for one layer or network, keep the best kernel", setup_tune},
       {"bench", "compare convtune's best kernel for a layer with oneDNN and im2col+OpenBLAS on one core", setup_bench},
       {"table", "summarise a class table (the shipped one, or --table FILE)", setup_table},
+      {"space", "what tune would search for a layer and --threads N, without measuring (sizes, parallel splits)",
+       setup_space},
       {"layers", "list the layer zoo (networks and their convolution shapes)", setup_layers},
   };
   return table;

@@ -93,7 +93,7 @@ std::vector<ParamId> CoordinateView::params() const {
 Config CoordinateView::to_config(const Point& p) const {
   const UkChoice& ch = space_.choices[size_t(p.choice)];
   Config c;
-  if (p.par.count > 1) c.specs.push_back(parallel_spec(p.par));
+  for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
   for (size_t i = 0; i <= p.order.size(); ++i) {
     if (ch.pair && int(i) == p.lseq) {
       Spec l;
@@ -134,11 +134,16 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
   if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
-    const ParOption par{c.specs[0].dim, c.specs[0].factor};
+    ParOption par{c.specs[0].dim, c.specs[0].factor};
+    first = 1;
+    if (c.specs.size() > 1 && c.specs[1].kind == SpecKind::P) {  // a nested pair
+      par.dim2 = c.specs[1].dim;
+      par.count2 = c.specs[1].factor;
+      first = 2;
+    }
     const std::vector<ParOption> pars = space_.parallel_options(ch);
     if (std::find(pars.begin(), pars.end(), par) == pars.end()) return std::nullopt;
     p.par = par;
-    first = 1;
   }
   p.factors.resize(kNumDims);
   for (int d = 0; d < kNumDims; ++d) p.factors[size_t(d)].assign(size_t(nu_[d]), 1);
@@ -196,7 +201,7 @@ std::vector<int> CoordinateView::slots_in_order(const Point& p, Dim d) const {
 
 int64_t CoordinateView::target(const Point& p, Dim d) const {
   const int64_t rem = space_.remaining(space_.choices[size_t(p.choice)], d);
-  return p.par.count > 1 && p.par.dim == d ? rem / p.par.count : rem;
+  return rem / p.par.on(d);
 }
 
 void CoordinateView::fit(Point& p, Dim dim) const {
@@ -238,9 +243,13 @@ Point CoordinateView::with_choice(const Point& p, int choice) const {
   if (space_.parallel) {  // keep the P where the new choice has it, else the nearest: same dimension, most threads
     const std::vector<ParOption> pars = space_.parallel_options(space_.choices[size_t(choice)]);
     if (std::find(pars.begin(), pars.end(), p.par) == pars.end()) {
-      q.par = pars.empty() ? ParOption{Dim::n, 1} : pars.back();  // ascending counts per dimension
+      // The option of most threads, preferring the same split dimension(s).
+      auto key = [&p](const ParOption& o) {
+        return std::make_tuple(o.dim == p.par.dim && (o.on(p.par.dim2) > 1) == (p.par.count2 > 1), o.threads());
+      };
+      q.par = ParOption{Dim::n, 1};
       for (const ParOption& o : pars)
-        if (o.dim == p.par.dim) q.par = o;
+        if (q.par.count == 1 || key(o) > key(q.par)) q.par = o;
     }
   }
   for (Dim d : kDims) fit(q, d);
@@ -252,8 +261,7 @@ Point CoordinateView::with_parallel(const Point& p, const ParOption& par) const 
   if (!space_.parallel || std::find(pars.begin(), pars.end(), par) == pars.end()) return p;
   Point q = p;
   q.par = par;
-  fit(q, p.par.dim);
-  fit(q, par.dim);
+  for (Dim d : {p.par.dim, p.par.dim2, par.dim, par.dim2}) fit(q, d);
   return q;
 }
 

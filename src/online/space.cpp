@@ -212,15 +212,27 @@ int64_t Space::remaining(const UkChoice& ch, Dim d) const {
 std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
   std::vector<ParOption> v;
   if (threads <= 1) return v;
-  for (Dim d : {Dim::n, Dim::k, Dim::h, Dim::w}) {
-    if (d == Dim::n && shape.N <= 1) continue;
+  const std::vector<Dim> dims = shape.N > 1 ? std::vector<Dim>{Dim::n, Dim::k, Dim::h, Dim::w}
+                                            : std::vector<Dim>{Dim::k, Dim::h, Dim::w};
+  for (Dim d : dims)
     for (int64_t p : divisors(threads))
       if (p > 1 && remaining(ch, d) % p == 0) v.push_back({d, p});
-  }
+  // Nested pairs (a collapse(2) loop): only a composite thread count has them.
+  for (size_t i = 0; i < dims.size(); ++i)
+    for (size_t j = i + 1; j < dims.size(); ++j)
+      for (int64_t p1 : divisors(threads))
+        for (int64_t p2 : divisors(threads / p1))
+          if (p1 > 1 && p2 > 1 && remaining(ch, dims[i]) % p1 == 0 && remaining(ch, dims[j]) % p2 == 0)
+            v.push_back({dims[i], p1, dims[j], p2});
   return v;
 }
 
-Spec parallel_spec(const ParOption& o) { return make_spec(SpecKind::P, o.dim, o.count); }
+std::vector<Spec> parallel_specs(const ParOption& o) {
+  std::vector<Spec> v;
+  if (o.count > 1) v.push_back(make_spec(SpecKind::P, o.dim, o.count));
+  if (o.count2 > 1) v.push_back(make_spec(SpecKind::P, o.dim2, o.count2));
+  return v;
+}
 
 double Space::size() const {
   SequenceCounter counter;
@@ -233,7 +245,7 @@ double Space::size() const {
         SequenceCounter::Rem rem;
         for (int i = 0; i < kNumDims; ++i) rem[i] = remaining(ch, kDims[i]);
         rem[static_cast<int>(Dim::c)] /= reuse;
-        rem[static_cast<int>(par.dim)] /= par.count;
+        for (int i = 0; i < kNumDims; ++i) rem[i] /= par.on(kDims[i]);
         auto [n, len] = counter.count(rem);
         // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
         total += ch.pair ? len + n : n;
@@ -407,7 +419,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
     const std::vector<ParOption> pars = space.parallel_options(ch);
     if (!pars.empty()) {
       par = pars[draw(pars.size())];
-      rem[static_cast<int>(par->dim)] /= par->count;
+      for (int i = 0; i < kNumDims; ++i) rem[i] /= par->on(kDims[i]);
     }
   }
 
@@ -432,7 +444,10 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
     l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
     outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), l);
   }
-  if (par) outer.insert(outer.begin(), parallel_spec(*par));  // outermost, above any Lseq
+  if (par) {  // outermost, above any Lseq
+    const std::vector<Spec> ps = parallel_specs(*par);
+    outer.insert(outer.begin(), ps.begin(), ps.end());
+  }
   Config c;
   c.specs = std::move(outer);
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);

@@ -94,9 +94,13 @@ Schedule schedule(bool is, const Plan& p, int64_t channel_sets, double l2, doubl
 ParOption split(const Space& space, const UkChoice& ch) {
   ParOption best{Dim::n, 1};
   if (!space.parallel) return best;
+  // Most threads; then one P before a nested pair (one dimension split, as
+  // SConv does); then the most tiles left along the (outer) split dimension.
+  auto key = [&](const ParOption& o) {
+    return std::make_tuple(o.threads(), o.count2 == 1, space.remaining(ch, o.dim));
+  };
   for (const ParOption& o : space.parallel_options(ch))
-    if (o.count > best.count || (o.count == best.count && space.remaining(ch, o.dim) > space.remaining(ch, best.dim)))
-      best = o;
+    if (key(o) > key(best)) best = o;
   return best;
 }
 
@@ -124,7 +128,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     p.choice = i;
     p.par = split(space, ch);
     // What one thread covers: the remaining tiles, with the P dimension's share.
-    auto share = [&](Dim d) { return space.remaining(ch, d) / (p.par.dim == d ? p.par.count : 1); };
+    auto share = [&](Dim d) { return space.remaining(ch, d) / p.par.on(d); };
     p.nwin = ch.uk.w * ch.h_extent();  // windows of one microkernel call (a pair acts as one)
     p.nf = ch.uk.k * space.lanes;
     p.n_in = share(Dim::h) * share(Dim::w);  // Eq. 3 (per image)
@@ -165,7 +169,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   // 001 §4.2 Fig. 5 loop nest (IS): channel sets; sets of K3 IN tiles; sets
   // of K2 FS tiles; the K3 IN tiles; the K2 FS tiles; then the full filter.
   // WS swaps IN and FS. IN tiles split over w first (kw | Wo/w), the rest on h.
-  auto share = [&](Dim d) { return space.remaining(ch, d) / (p.par.dim == d ? p.par.count : 1); };
+  auto share = [&](Dim d) { return space.remaining(ch, d) / p.par.on(d); };
   const int64_t hq = share(Dim::h), wq = share(Dim::w);
   const int64_t in_inner = s.input_stationary ? s.k3 : s.k2, fs_inner = s.input_stationary ? s.k2 : s.k3;
   const int64_t kw = std::gcd(in_inner, wq), kh = in_inner / kw;
@@ -178,7 +182,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   nest.push_back(tile(Dim::r, space.remaining(ch, Dim::r)));
   nest.push_back(tile(Dim::s, space.remaining(ch, Dim::s)));
   Config c;
-  if (p.par.count > 1) c.specs.push_back(parallel_spec(p.par));
+  for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
   for (const Spec& t : nest)
     if (t.factor > 1) c.specs.push_back(t);
   if (ch.pair) {  // the pair acts as one microkernel of h_extent rows
@@ -203,7 +207,9 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["beta"] = kBeta;
   info["gamma"] = kGamma;
   info["choice"] = ch.text();
-  info["parallel"] = p.par.count > 1 ? to_string(parallel_spec(p.par)) : "none";
+  std::string par;
+  for (const Spec& ps : parallel_specs(p.par)) par += (par.empty() ? "" : " ") + to_string(ps);
+  info["parallel"] = par.empty() ? "none" : par;
   info["schedule"] = s.input_stationary ? "input-stationary" : "weight-stationary";
   info["N_win"] = p.nwin;
   info["N_f"] = p.nf;

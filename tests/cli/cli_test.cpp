@@ -15,7 +15,7 @@ using test::run_cli;
 TEST(Cli, HelpListsEverySubcommand) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* sub : {"profile", "tune", "table", "layers"}) EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
+  for (const char* sub : {"profile", "tune", "bench", "table", "space", "layers"}) EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
 }
 
 TEST(Cli, Version) {
@@ -70,6 +70,23 @@ TEST(Cli, LayersListsTheZoo) {
   r = run_cli("layers --network vgg");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err.rfind("convtune: error: ", 0), 0u);
+}
+
+// Issue 12's question on paper: the splits the space offers for a thread
+// count this host does not have, and what happens when cores exceed the work.
+TEST(Cli, SpaceShowsParallelSplits) {
+  auto r = run_cli("space --layer resnet18-12 --arch avx512 --threads 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("resnet18-12: N=1,K=512,C=512,H=7,W=7,R=3,S=3,stride=1,pad=1\n  avx512: ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(" microkernel choices, 16 threads\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n       16  "), std::string::npos) << r.out;  // some split uses all 16
+  r = run_cli("space --shape K=48,C=4,H=5,W=7,R=1 --arch avx512 --threads 2");  // 3 k vectors, 5x7: all odd
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  no split uses all 2 threads: candidates run at most 1 and leave 1 idle"), std::string::npos)
+      << r.out;
+  r = run_cli("space --layer resnet18-12 --threads 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("convtune: error: --threads: 0 is out of range", 0), 0u) << r.err;
 }
 
 // The quick profile writes a table with the keys scripts rely on.

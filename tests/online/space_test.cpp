@@ -398,9 +398,15 @@ TEST(Space, ParallelOptionsDivideThreadsAndTiles) {
   Space sp = build_space(sh, table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 4);
   ASSERT_EQ(sp.choices.size(), 1u);  // k 4 tiles, h 4, w 12, n 2
   std::vector<std::string> got;
-  for (const ParOption& o : sp.parallel_options(sp.choices[0]))
-    got.push_back(to_string(parallel_spec(o)));
-  EXPECT_EQ(got, (std::vector<std::string>{"P(2,n)", "P(2,k)", "P(4,k)", "P(2,h)", "P(4,h)", "P(2,w)", "P(4,w)"}));
+  for (const ParOption& o : sp.parallel_options(sp.choices[0])) {
+    Config c;
+    c.specs = parallel_specs(o);
+    got.push_back(to_string(c));
+  }
+  // Singles, then the nested pairs of 4 = 2 x 2 threads over two dimensions.
+  EXPECT_EQ(got, (std::vector<std::string>{"[P(2,n)]", "[P(2,k)]", "[P(4,k)]", "[P(2,h)]", "[P(4,h)]", "[P(2,w)]",
+                                           "[P(4,w)]", "[P(2,n), P(2,k)]", "[P(2,n), P(2,h)]", "[P(2,n), P(2,w)]",
+                                           "[P(2,k), P(2,h)]", "[P(2,k), P(2,w)]", "[P(2,h), P(2,w)]"}));
   // Exhaustive sampling agrees with size() with the P options in.
   Shape small = parse_shape("K=32,C=2,H=2,W=1,R=1");
   Space sm = build_space(small, table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 2);
@@ -408,6 +414,35 @@ TEST(Space, ParallelOptionsDivideThreadsAndTiles) {
   std::mt19937_64 rng(3);
   std::set<std::string> distinct;
   for (int i = 0; i < 5000; ++i) distinct.insert(to_string(sample_config(sm, rng)));
+  EXPECT_EQ(sm.size(), double(distinct.size()));
+}
+
+// 16 cores on a 7x7 output (resnet18-12's): no single dimension has 16 tiles
+// of a 4-vector k block, but k x h nested does; sampled configurations carry
+// both P loops adjacent and outermost, valid, and exhaustive sampling agrees
+// with size() with the pairs in.
+TEST(Space, NestedParallelPairsSplitThreadsOverTwoDimensions) {
+  Space sp = build_space(parse_shape("K=512,C=4,H=8,W=7,R=1"), table_of({uk_record(uk(4, 1, 1, 1), 90)}), 16, 16);
+  ASSERT_TRUE(sp.parallel);
+  int64_t most = 0;
+  for (const ParOption& o : sp.parallel_options(sp.choices[0])) {
+    most = std::max(most, o.threads());
+    EXPECT_EQ(16 % o.threads(), 0);
+    if (o.count2 > 1) EXPECT_NE(o.dim, o.dim2);
+  }
+  EXPECT_EQ(most, 16);  // P(8,k) P(2,h): k has 8 tiles, h 8, w 7
+  std::mt19937_64 rng(5);
+  bool nested = false;
+  for (int i = 0; i < 300; ++i) {
+    const Config c = sample_config(sp, rng);
+    ASSERT_EQ(c.specs[0].kind, SpecKind::P);
+    if (c.specs[1].kind == SpecKind::P) nested = true;
+    EXPECT_NO_THROW(validate_config(c, sp.shape, 16)) << to_string(c);
+  }
+  EXPECT_TRUE(nested);
+  Space sm = build_space(parse_shape("K=64,C=2,H=2,W=2,R=1"), table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 4);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 20000; ++i) distinct.insert(to_string(sample_config(sm, rng)));
   EXPECT_EQ(sm.size(), double(distinct.size()));
 }
 

@@ -154,10 +154,10 @@ TEST(Coordinates, ParallelOptionIsAParameter) {
       kinds.insert(n.move.param.kind);
       if (n.move.param.kind == Param::parallel) {
         EXPECT_FALSE(n.point.par == p.par);
-        EXPECT_EQ(v.to_config(n.point).specs[0], parallel_spec(n.point.par));
+        EXPECT_EQ(v.to_config(n.point).specs[0], parallel_specs(n.point.par)[0]);
       }
     }
-    pars.insert(to_string(parallel_spec(v.random_step(p, {Param::parallel, Dim::n}, rng).par)));
+    pars.insert(to_string(parallel_specs(v.random_step(p, {Param::parallel, Dim::n}, rng).par)[0]));
   }
   EXPECT_EQ(kinds.size(), 5u);
   EXPECT_EQ(pars, (std::set<std::string>{"P(2,k)", "P(2,h)", "P(2,w)"}));
@@ -165,6 +165,31 @@ TEST(Coordinates, ParallelOptionIsAParameter) {
   EXPECT_FALSE(v.from_config(parse_config("[T(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));  // no P
   EXPECT_FALSE(v.from_config(parse_config("[P(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));  // 4 threads
   EXPECT_FALSE(v.from_config(parse_config("[P(5,h), T(4,k), T(4,w), T(4,c), U(2,h), V(k)]")));  // 5 !| 2
+}
+
+// With 4 threads the P parameter also takes nested pairs: their configurations
+// map to points and back, and the parallel moves reach them.
+TEST(Coordinates, NestedParallelPairsArePoints) {
+  Space sp = build_space(parse_shape(kMid), small_table(), 16, 4);
+  CoordinateView v(sp);
+  const Config c = parse_config("[P(2,k), P(2,w), T(2,k), T(5,h), T(2,w), T(4,c), U(2,h), V(k)]");
+  const std::optional<Point> p = v.from_config(c);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->par.threads(), 4);
+  EXPECT_EQ(to_string(v.to_config(*p)), to_string(c));
+  EXPECT_FALSE(v.from_config(parse_config("[P(2,k), P(4,w), T(2,k), T(5,h), T(4,c), U(2,h), V(k)]")));  // 8 threads
+  std::mt19937_64 rng(4);
+  std::set<std::string> seen;
+  Point q = *p;
+  for (int i = 0; i < 200; ++i) {  // a walk over the P parameter alone
+    q = v.random_step(q, {Param::parallel, Dim::n}, rng);
+    Config pc;
+    pc.specs = parallel_specs(q.par);
+    seen.insert(to_string(pc));
+    EXPECT_TRUE(v.from_config(v.to_config(q))) << to_string(v.to_config(q));
+  }
+  EXPECT_TRUE(seen.count("[P(4,w)]"));
+  EXPECT_TRUE(seen.count("[P(2,k), P(2,w)]")) << ::testing::PrintToString(seen);
 }
 
 // ------------------------------------------------------------- the t-test

@@ -29,11 +29,22 @@ struct UkChoice {
   std::string text() const;
 };
 
-/// A parallel loop the space may put outermost (issue 12): P(count, dim).
+/// The parallel loops the space may put outermost (issue 12): P(count, dim),
+/// or two nested ones, P(count, dim) P(count2, dim2), run as one collapse(2)
+/// loop of count*count2 threads: the split of the threads over two dimensions
+/// when no one dimension has enough tiles for them (many cores, 7x7 outputs).
 struct ParOption {
   Dim dim = Dim::k;
   int64_t count = 1;
-  bool operator==(const ParOption& o) const { return dim == o.dim && count == o.count; }
+  Dim dim2 = Dim::n;   // the inner P of a pair; count2 1: none
+  int64_t count2 = 1;
+  /// Threads the option runs (count * count2).
+  int64_t threads() const { return count * count2; }
+  /// How many parts the option splits dimension d into (1: not split).
+  int64_t on(Dim d) const { return (dim == d ? count : 1) * (count2 > 1 && dim2 == d ? count2 : 1); }
+  bool operator==(const ParOption& o) const {
+    return dim == o.dim && count == o.count && count2 == o.count2 && (count2 == 1 || dim2 == o.dim2);
+  }
 };
 
 struct Space {
@@ -58,8 +69,10 @@ struct Space {
   int64_t remaining(const UkChoice& ch, Dim d) const;
   /// Number of distinct configurations (exact, as a double: it can be huge).
   double size() const;
-  /// The P(count, dim) options of a choice, n, k, h, w order and ascending
-  /// counts; empty with threads 1 (or when the space has no P).
+  /// The P options of a choice: single P(p,d), d in n, k, h, w order with
+  /// ascending p, then nested pairs P(p1,d1) P(p2,d2) (d1 before d2 in that
+  /// order, p1, p2 > 1). Every p, and p1*p2, divides threads and the tiles left
+  /// along its dimension. Empty with threads 1 (or when the space has no P).
   std::vector<ParOption> parallel_options(const UkChoice& ch) const;
   bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
@@ -85,8 +98,8 @@ std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
 /// (the Lseq stays below it). Every result passes validate_config.
 Config sample_config(const Space& space, std::mt19937_64& rng);
 
-/// The P specifier of an option.
-Spec parallel_spec(const ParOption& o);
+/// The P specifiers of an option, outermost first (one, or two adjacent).
+std::vector<Spec> parallel_specs(const ParOption& o);
 
 /// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
 int choice_of(const Space& space, const Config& c);

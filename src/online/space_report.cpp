@@ -1,0 +1,64 @@
+// `convtune space`'s text (space_report.h).
+#include "convtune/online/space_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "convtune/online/config.h"
+
+namespace convtune {
+
+namespace {
+
+std::string text_of(const ParOption& o) {
+  Config c;
+  c.specs = parallel_specs(o);
+  const std::string t = to_string(c);
+  return t.substr(1, t.size() - 2);  // without the brackets
+}
+
+}  // namespace
+
+std::string space_report(const Space& sp, const std::string& layer, const std::string& isa) {
+  const Shape& sh = sp.shape;
+  std::string out = fmt::format("{}: {}\n  {}: {:.4g} configurations over {} microkernel choices, {} thread{}\n",
+                                layer, sh.to_string(), isa, sp.size(), sp.choices.size(), sp.threads,
+                                sp.threads == 1 ? "" : "s");
+  if (!sp.note.empty()) out += "  note: " + sp.note + "\n";
+  if (sp.threads <= 1) return out;
+  // threads used -> (options, choices offering one, an example, its tiles per thread)
+  struct Group {
+    size_t options = 0, choices = 0;
+    std::string example;
+    int64_t tiles = 0;  // output tiles (microkernel calls per c, r, s block) per thread of the example
+  };
+  std::map<int64_t, Group, std::greater<>> groups;
+  for (const UkChoice& ch : sp.choices) {
+    std::map<int64_t, bool> seen;
+    for (const ParOption& o : sp.parallel_options(ch)) {
+      Group& g = groups[o.threads()];
+      ++g.options;
+      if (!seen[o.threads()]) ++g.choices, seen[o.threads()] = true;
+      int64_t tiles = 1;
+      for (Dim d : {Dim::n, Dim::k, Dim::h, Dim::w}) tiles *= sp.remaining(ch, d);
+      tiles /= o.threads();
+      if (g.example.empty() || tiles > g.tiles) g.example = text_of(o) + " with " + ch.text(), g.tiles = tiles;
+    }
+  }
+  const double flops = sh.flops();
+  out += fmt::format("  {:>7}  {:>7}  {:>7}  {:>12}  {:>11}  {}\n", "threads", "options", "choices", "MFLOP/thread",
+                     "tiles/thread", "e.g. (most tiles per thread)");
+  for (const auto& [t, g] : groups)
+    out += fmt::format("  {:>7}  {:>7}  {:>7}  {:>12.2f}  {:>11}  {}\n", t, g.options, g.choices, flops / double(t) * 1e-6,
+                       g.tiles, g.example);
+  const int64_t most = groups.empty() ? 1 : groups.begin()->first;
+  if (most < sp.threads)
+    out += fmt::format("  no split uses all {} threads: candidates run at most {} and leave {} idle (a P count "
+                       "divides --threads and the tiles left along its dimension)\n",
+                       sp.threads, most, sp.threads - most);
+  return out;
+}
+
+}  // namespace convtune
