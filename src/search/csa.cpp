@@ -151,15 +151,17 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   // CSA takes the microkernel as given (001 §4.1, §5); here every choice is a
   // fast one (000 §4.1). The cost model leaves out the output reloads that a
   // small N_c brings, so it cannot rank microkernels: take one whose tiles
-  // fit L1 (Eq. 2), a single microkernel before a pair (000 §4.2), one that
-  // holds the accumulators over the whole R x S filter as SConv's does (the
-  // taps family), the largest register tile (most reuse), the most k vectors
-  // (a broadcast feeds k FMAs), then the lowest cost.
+  // fit L1 (Eq. 2), one that holds the accumulators over the whole R x S
+  // filter as SConv's does (the taps family), the largest register tile (most
+  // reuse; a pair counts its smaller part), a single microkernel before a pair
+  // of the same tile (000 §4.2), the most k vectors (a broadcast feeds k
+  // FMAs), then the lowest cost. The tile comes before "single": on a prime
+  // Ho (yolo9000-18's 17) the only singles are 1-row tiles of k vectors.
   auto key = [&](const Plan& x) {
     const UkChoice& c = space.choices[x.choice];
     const bool whole_filter = c.uk.r == sh.R && c.uk.s == sh.S;
-    return std::make_tuple(!x.l1_fits, c.pair, !whole_filter,
-                           -int64_t(c.uk.w) * std::max(c.uk.h, c.pair ? c.uk2.h : 0) * c.uk.k, -c.uk.k,
+    return std::make_tuple(!x.l1_fits, !whole_filter,
+                           -int64_t(c.uk.w) * (c.pair ? std::min(c.uk.h, c.uk2.h) : c.uk.h) * c.uk.k, c.pair, -c.uk.k,
                            x.best().cost, x.choice);
   };
   const Plan& p = *std::min_element(plans.begin(), plans.end(), [&](const Plan& a, const Plan& b) { return key(a) < key(b); });
