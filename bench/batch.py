@@ -147,12 +147,17 @@ def markdown(rows, trials):
     return "\n".join(out) + "\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_layer_args(ap):
+    """--network | --shapes (+ --name): the layers layers_of() returns (scaling.py shares them)."""
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--network", help="zoo networks, comma-separated: resnet18,yolo9000")
     what.add_argument("--shapes", help="a custom network: shapes separated by ';'")
     ap.add_argument("--name", default="custom", help="network name for --shapes (default: custom)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_layer_args(ap)
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--short", default="yolo9000-23", help="layers that get --short-trials (comma-separated)")
     ap.add_argument("--short-trials", type=int, default=20)

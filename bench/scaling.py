@@ -95,10 +95,7 @@ def markdown(rows, counts):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    what = ap.add_mutually_exclusive_group(required=True)
-    what.add_argument("--network", help="zoo networks, comma-separated: resnet18,yolo9000")
-    what.add_argument("--shapes", help="a custom network: shapes separated by ';'")
-    ap.add_argument("--name", default="custom", help="network name for --shapes (default: custom)")
+    batch.add_layer_args(ap)
     ap.add_argument("--threads", default="1,2", help="thread counts, ascending (default 1,2)")
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
