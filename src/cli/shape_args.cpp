@@ -7,8 +7,9 @@ namespace convtune::cli {
 void add_shape_options(CLI::App* sub, ShapeArgs& a, const std::string& example) {
   sub->add_option("--layer", a.layer, "a zoo layer, e.g. " + example + " (see 'convtune layers')");
   sub->add_option("--network", a.network, "every layer of a zoo network in turn: resnet18, yolo9000");
-  sub->add_option("--shape", a.shape, "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional); repeat it for "
-                  "several, taken in turn as a network");
+  sub->add_option("--shape", a.shape,
+                  "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional); repeat it for several, "
+                  "taken in turn as a network");
 }
 
 std::vector<Shape> selected_shapes(const ShapeArgs& a) {

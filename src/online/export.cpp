@@ -83,7 +83,9 @@ std::string kernel_declarations(const ExportedKernel& k) {
       "void {13}(const float *input, const float *packed, float *output);\n\n",
       layers, s.to_string(), s.Ho(), s.Wo(), s.K, k.record.config, k.record.isa,
       k.threads > 1 ? fmt::format("{} OpenMP threads", k.threads) : std::string("the calling thread"),
-      k.finalist ? "the winner of finalists.json (checked at every output element)" : "the best correct record of its log", k.log,
+      k.finalist ? "the winner of finalists.json (checked at every output element)"
+                 : "the best correct record of its log",
+      k.log,
       k.record.gflops, FN, k.packed_floats, fn);
 }
 

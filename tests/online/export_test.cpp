@@ -79,7 +79,8 @@ std::string program(const std::vector<std::string>& functions) {
   const Shape u = parse_shape(kUntuned);
   return fmt::format(
       "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"tiny.h\"\n\n"
-      "#define CHECK(x) do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, tiny_strerror(rc_)); return 1; }} }} "
+      "#define CHECK(x) \\\n"
+      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, tiny_strerror(rc_)); return 1; }} }} "
       "while (0)\n\n"
       "static float *load(const char *path, size_t n) {{\n"
       "  float *p = malloc(n * sizeof *p);\n"
@@ -195,8 +196,8 @@ TEST(Export, TunedShapesBecomeOneLibraryForPkgConfigAndCMake) {
   EXPECT_NE(header.substr(at).find("the winner of finalists.json"), std::string::npos);
   // The header is C99 and C++ (no restrict in its prototypes).
   if (has("c++"))
-    EXPECT_EQ(sh("echo '#include \"tiny.h\"' | c++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -pedantic -Werror -I " +
-                 lib + " -"),
+    EXPECT_EQ(sh("echo '#include \"tiny.h\"' | c++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -pedantic "
+                 "-Werror -I " + lib + " -"),
               0);
   // OpenMP on the link line exactly when a kernel has threads.
   EXPECT_EQ(test::read_file(lib + "/tiny.pc").find("Libs: -L${libdir} -ltiny -fopenmp\n") != std::string::npos, two);
