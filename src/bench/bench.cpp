@@ -11,14 +11,11 @@
 #include <cstdlib>
 #include <ctime>
 
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/online/codegen.h"
+#include "convtune/online/delivered.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
 #include "convtune/core/error.h"
@@ -67,45 +64,24 @@ class Pinned {
   bool restore_ = false;
 };
 
-// The winner of tune's top-k re-measure (finalists.json beside the log), or "".
-std::string finalists_winner(const std::string& log_path) {
-  const std::string dir = std::filesystem::path(log_path).parent_path().string();
-  std::ifstream f((dir.empty() ? "." : dir) + "/finalists.json");
-  if (!f) return "";
-  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-  return j.is_object() && j.contains("winner") && j["winner"].is_string() ? j["winner"].get<std::string>() : "";
-}
-
-// The kernel tune delivered: the re-measured winner when the log has it, else
-// the best correct candidate of the layer's log.
+// The kernel tune delivered (delivered.h), or an error line saying how to get one.
 Record best_from_log(const std::string& path, const Shape& shape, int threads, int64_t* trials) {
-  std::vector<Record> recs = read_records(path);
-  if (recs.empty())
+  const DeliveredKernel d = delivered_kernel(path, shape, threads);
+  if (d.records == 0)
     throw Error(fmt::format("no tuning log '{}' for {}; tune the layer first (convtune tune) or pass --trials N",
                             path, layer_id(shape)));
-  Record best;
-  bool have = false;
-  for (const auto& r : recs) {
-    if (r.shape != shape.to_string())
-      throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", path, r.shape,
-                              shape.to_string()));
-    if (r.threads != threads)
-      throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; pass --threads {}, tune with "
-                              "--trials N, or use another --log",
-                              path, r.threads, threads, r.threads));
-    if (r.status == "ok" && (!have || r.gflops > best.gflops)) {
-      best = r;
-      have = true;
-    }
-  }
-  if (!have)
+  if (!d.other_shape.empty())
+    throw Error(fmt::format("log '{}' is for shape {}, not {}; use another --log", path, d.other_shape,
+                            shape.to_string()));
+  if (d.other_threads)
+    throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; pass --threads {}, tune with "
+                            "--trials N, or use another --log",
+                            path, d.other_threads, threads, d.other_threads));
+  if (!d.found)
     throw Error(fmt::format("log '{}' holds no correct candidate among {}; tune more (--trials N --resume)", path,
-                            recs.size()));
-  *trials = int64_t(recs.size());
-  const std::string winner = finalists_winner(path);
-  for (const auto& r : recs)
-    if (r.status == "ok" && r.config == winner) return r;
-  return best;
+                            d.records));
+  *trials = d.records;
+  return d.record;
 }
 
 void note(bool quiet, const std::string& text) {

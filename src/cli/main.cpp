@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"profile", "offline stage: measure the microkernel space and write a class table", setup_profile},
       {"tune", "online stage: search the tiling space for one layer or network, keep the best kernel", setup_tune},
       {"bench", "compare convtune's best kernel for a layer with oneDNN and im2col+OpenBLAS on one core", setup_bench},
+      {"export", "build the tuned kernels of layers or a network into one static library with a header", setup_export},
       {"table", "summarise a class table (the shipped one, or --table FILE)", setup_table},
       {"space", "what tune would search for a layer and --threads N, without measuring (sizes, parallel splits)",
        setup_space},

@@ -1,6 +1,6 @@
 #pragma once
-// The layer selection shared by tune and bench: exactly one of --layer,
-// --network or --shape.
+// The layer selection shared by tune, bench and export: exactly one of
+// --layer, --network or --shape (repeatable).
 #include <string>
 #include <vector>
 
@@ -11,7 +11,8 @@
 namespace convtune::cli {
 
 struct ShapeArgs {
-  std::string layer, network, shape;
+  std::string layer, network;
+  std::vector<std::string> shape;  // --shape may be repeated: the shapes in turn, as a network
 };
 
 /// Adds --layer, --network and --shape; `example` is a layer name for the help.

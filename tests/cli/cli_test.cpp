@@ -15,7 +15,8 @@ using test::run_cli;
 TEST(Cli, HelpListsEverySubcommand) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* sub : {"profile", "tune", "bench", "table", "space", "layers"}) EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
+  for (const char* sub : {"profile", "tune", "bench", "export", "table", "space", "layers"})
+    EXPECT_NE(r.out.find(sub), std::string::npos) << sub;
 }
 
 TEST(Cli, Version) {

@@ -1,0 +1,30 @@
+#pragma once
+// The kernel tune delivered for a layer, read back from its log: the winner
+// of the finalists' re-measure (finalists.json beside the log) when tune
+// recorded one, else the best correct candidate. What `bench` times and
+// `export` builds into a library.
+#include <cstdint>
+#include <string>
+
+#include "convtune/core/shape.h"
+#include "convtune/online/records.h"
+
+namespace convtune {
+
+struct DeliveredKernel {
+  int64_t records = 0;      // records in the log (0: no log, or an empty one)
+  bool found = false;       // a correct record exists
+  Record record;            // the delivered one, when found
+  bool finalist = false;    // it is finalists.json's winner
+  // The first record that does not belong to this log's layer, and why:
+  std::string other_shape;  // its shape, when not `shape` ("" otherwise)
+  int other_threads = 0;    // its --threads, when not `threads` (0 otherwise)
+};
+
+/// Reads the log at `log_path` and finalists.json in its directory. `threads`
+/// 0 accepts records of any thread count. The caller turns what is missing or
+/// foreign into its own error line (its fix differs: bench can tune, export
+/// names the tune command).
+DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads);
+
+}  // namespace convtune

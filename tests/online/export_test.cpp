@@ -1,0 +1,302 @@
+// convtune export end to end: two tiny shapes tuned into a --logs root (one
+// with a K tail and the finalists' re-measure, one with a batch, stride 2,
+// W != H and, on two CPUs, OpenMP threads), exported as one library, used
+// from a C program built through the generated pkg-config file and through
+// the CMake package config; every output element is checked against the
+// reference convolution. Then the error lines for bad input.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/bench/bench.h"
+#include "convtune/core/machine.h"
+#include "convtune/core/shape.h"
+#include "convtune/execution/runner.h"
+#include "convtune/online/export.h"
+#include "convtune/online/records.h"
+#include "convtune/online/tune.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::run_cli;
+
+const std::string kTable = test::host_table();  // this host's ISA, AVX-512 or not
+const std::string kFast = " --min-repeat-ms 1 --repeat 1 --check-points 0 --trials 2 --no-onednn -q --table " + kTable;
+// Tuned: K = 20, a masked K tail (finalists.json's winner); a batch of 2 at
+// stride 2, W != H (two OpenMP threads when there are two CPUs). kUntuned
+// has no log. Each tune takes about 5 s, mostly its peak measurements.
+const std::vector<std::string> kTuned = {"K=20,C=16,H=8,R=3", "N=2,K=16,C=4,H=10,W=7,R=3,stride=2"};
+const std::string kUntuned = "K=8,C=8,H=5,R=1";
+
+std::string id(const std::string& shape) { return layer_id(parse_shape(shape)); }
+
+bool has(const std::string& command) {
+  return std::system(("command -v " + command + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+int sh(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The C program: for every tuned shape, descriptor -> packed size, pack, conv,
+// output to out<i>.bin, and the same by the shape's own functions (bitwise the
+// same); then the return codes for an untuned shape, an epilogue, NULL.
+std::string program(const std::vector<std::string>& functions) {
+  std::string body;
+  for (size_t i = 0; i < kTuned.size(); ++i) {
+    const Shape s = parse_shape(kTuned[i]);
+    const std::string& fn = functions[i];
+    std::string FN = fn;
+    for (auto& ch : FN) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    body += fmt::format(
+        "  {{\n"
+        "    tiny_desc d = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
+        "    unsigned long n = 0;\n"
+        "    CHECK(tiny_packed_floats(&d, &n));\n"
+        "    if (n != {}_PACKED_FLOATS || n != {}_packed_floats) {{ puts(\"packed size differs\"); return 1; }}\n"
+        "    float *in = load(\"in{}.bin\", {}), *w = load(\"w{}.bin\", {});\n"
+        "    float *packed = malloc(n * sizeof *packed), *packed2 = malloc(n * sizeof *packed2);\n"
+        "    float *out = malloc({} * sizeof *out), *out2 = malloc({} * sizeof *out2);\n"
+        "    CHECK(tiny_pack(&d, w, packed));\n"
+        "    CHECK(tiny_conv(&d, in, packed, out));\n"
+        "    save(\"out{}.bin\", out, {});\n"
+        "    {}_pack(w, packed2);\n"
+        "    {}(in, packed2, out2);\n"
+        "    if (memcmp(out, out2, {} * sizeof *out)) {{ puts(\"{} differs from tiny_conv\"); return 1; }}\n"
+        "    if (!first_in) {{ first_in = in; first_packed = packed; first_out = out; first = d; }}\n"
+        "  }}\n",
+        s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, FN, fn, i, s.N * s.H * s.W * s.C, i,
+        s.K * s.C * s.R * s.S, s.N * s.Ho() * s.Wo() * s.K, s.N * s.Ho() * s.Wo() * s.K, i,
+        s.N * s.Ho() * s.Wo() * s.K, fn, fn, s.N * s.Ho() * s.Wo() * s.K, fn);
+  }
+  const Shape u = parse_shape(kUntuned);
+  return fmt::format(
+      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"tiny.h\"\n\n"
+      "#define CHECK(x) \\\n"
+      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, tiny_strerror(rc_)); return 1; }} }} "
+      "while (0)\n\n"
+      "static float *load(const char *path, size_t n) {{\n"
+      "  float *p = malloc(n * sizeof *p);\n"
+      "  FILE *f = fopen(path, \"rb\");\n"
+      "  if (!f || fread(p, sizeof *p, n, f) != n) {{ printf(\"cannot read %s\\n\", path); exit(1); }}\n"
+      "  fclose(f);\n"
+      "  return p;\n"
+      "}}\n\n"
+      "static void save(const char *path, const float *p, size_t n) {{\n"
+      "  FILE *f = fopen(path, \"wb\");\n"
+      "  if (!f || fwrite(p, sizeof *p, n, f) != n || fclose(f)) {{ printf(\"cannot write %s\\n\", path); exit(1); }}\n"
+      "}}\n\n"
+      "int main(void) {{\n"
+      "  float *first_in = NULL, *first_packed = NULL, *first_out = NULL;\n"
+      "  tiny_desc first;\n"
+      "  memset(&first, 0, sizeof first);\n"
+      "{}"
+      "  tiny_desc u = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
+      "  unsigned long n = 0;\n"
+      "  int conv = tiny_conv(&u, first_in, first_packed, first_out);\n"
+      "  printf(\"untuned %d %d %d %d: %s\\n\", tiny_packed_floats(&u, &n), tiny_pack(&u, first_in, first_packed), "
+      "conv, TINY_ERR_SHAPE_NOT_TUNED, tiny_strerror(conv));\n"
+      "  tiny_desc e = first;\n"
+      "  e.epilogue = (tiny_epilogue)1;\n"
+      "  conv = tiny_conv(&e, first_in, first_packed, first_out);\n"
+      "  e = first;\n"
+      "  e.bias = first_in;\n"
+      "  printf(\"epilogue %d %d %d: %s\\n\", conv, tiny_conv(&e, first_in, first_packed, first_out), "
+      "TINY_ERR_EPILOGUE_UNSUPPORTED, tiny_strerror(conv));\n"
+      "  printf(\"null %d %d %d %d\\n\", tiny_conv(NULL, first_in, first_packed, first_out), "
+      "tiny_conv(&first, NULL, first_packed, first_out), tiny_packed_floats(&first, NULL), TINY_ERR_NULL_ARGUMENT);\n"
+      "  printf(\"ok %d: %s; %s\\n\", TINY_OK, tiny_strerror(TINY_OK), tiny_strerror(99));\n"
+      "  return 0;\n"
+      "}}\n",
+      body, u.N, u.K, u.C, u.H, u.W, u.R, u.S, u.stride, u.pad);
+}
+
+const std::string kExpectedCodes =
+    "untuned 2 2 2 2: no kernel for this shape in tiny: tune it (convtune tune) and export the library again\n"
+    "epilogue 3 3 3: epilogues are not supported yet: give TINY_EPILOGUE_NONE and NULL bias and residual\n"
+    "null 1 1 1 1\n"
+    "ok 0: success; unknown tiny return code\n";
+
+// Writes the operands into `run`, builds run/prog.c with `build`, runs it and
+// checks each output at every element against the reference.
+void build_run_and_check(const std::string& run, const std::string& build) {
+  std::filesystem::create_directories(run);
+  std::vector<ProblemData> data;
+  std::vector<std::string> functions;
+  for (size_t i = 0; i < kTuned.size(); ++i) {
+    data.push_back(ProblemData::make(parse_shape(kTuned[i]), 0, 11 + i));  // 0: every output element
+    const auto& p = data.back();
+    test::write_file(fmt::format("{}/in{}.bin", run, i),
+                     std::string(reinterpret_cast<const char*>(p.input.data()), p.input.size() * sizeof(float)));
+    test::write_file(fmt::format("{}/w{}.bin", run, i),
+                     std::string(reinterpret_cast<const char*>(p.weights.data()), p.weights.size() * sizeof(float)));
+    functions.push_back("tiny_" + id(kTuned[i]));
+  }
+  test::write_file(run + "/prog.c", program(functions));
+  ASSERT_EQ(sh("(" + build + ") > " + run + "/build.txt 2>&1"), 0) << test::read_file(run + "/build.txt");
+  ASSERT_EQ(sh("cd " + run + " && ./prog > stdout.txt 2>&1"), 0) << test::read_file(run + "/stdout.txt");
+  EXPECT_EQ(test::read_file(run + "/stdout.txt"), kExpectedCodes);
+  for (size_t i = 0; i < kTuned.size(); ++i) {
+    const std::string bytes = test::read_file(fmt::format("{}/out{}.bin", run, i));
+    std::vector<float> out(data[i].output_size());
+    ASSERT_EQ(bytes.size(), out.size() * sizeof(float)) << kTuned[i];
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    EXPECT_EQ(check_output(data[i], out, "tiny_conv for " + kTuned[i], "-"), "");
+  }
+}
+
+// One test, not a suite sharing its set-up: ctest runs every test in a
+// process of its own, and the two tunes are most of its 12-15 s.
+TEST(Export, TunedShapesBecomeOneLibraryForPkgConfigAndCMake) {
+  test::TempDir dir;
+  const bool two = available_cpus() >= 2;
+  for (size_t i = 0; i < kTuned.size(); ++i) {
+    auto r = run_cli(fmt::format("tune --shape {}{} --threads {} --top {} --out {}/logs/{}", kTuned[i], kFast,
+                                 i == 1 && two ? 2 : 1, i == 0 ? 5 : 0, dir.path(), id(kTuned[i])));
+    ASSERT_EQ(r.exit_code, 0) << kTuned[i] << ": " << r.err;
+  }
+  // The log's slower correct candidate as finalists.json's winner (as a
+  // re-measure may crown it): export must take it over the log's best.
+  const std::string log0 = fmt::format("{}/logs/{}/", dir.path(), id(kTuned[0]));
+  std::vector<Record> ok;
+  for (const Record& r : read_records(log0 + "log.jsonl"))
+    if (r.status == "ok") ok.push_back(r);
+  auto fin = nlohmann::json::parse(test::read_file(log0 + "finalists.json"));
+  if (ok.size() == 2 && ok[0].config != ok[1].config) {
+    fin["winner"] = ok[0].gflops < ok[1].gflops ? ok[0].config : ok[1].config;
+    test::write_file(log0 + "finalists.json", fin.dump());
+  }
+  ASSERT_TRUE(fin["winner"].is_string()) << fin;
+  const std::string winner = fin["winner"];
+
+  const std::string lib = dir.file("lib");
+  std::string args = "export --name tiny --skip-untuned --logs " + dir.file("logs") + " --out " + lib;
+  for (const auto& s : kTuned) args += " --shape " + s;
+  auto r = run_cli(args + " --shape " + kUntuned);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"libtiny.a", "tiny.h", "tiny.pc", "tinyConfig.cmake"})
+    EXPECT_TRUE(std::filesystem::is_regular_file(lib + "/" + f)) << f;
+  const std::string untuned = id(kUntuned);
+  EXPECT_NE(r.out.find(fmt::format("skipped (not tuned): {}: no log '{}/logs/{}/log.jsonl'\n", untuned, dir.path(),
+                                   untuned)),
+            std::string::npos)
+      << r.out;
+  const std::string header = test::read_file(lib + "/tiny.h");
+  EXPECT_EQ(header.find(untuned), std::string::npos);
+  const size_t at = header.find("/* " + id(kTuned[0]) + ": ");
+  ASSERT_NE(at, std::string::npos) << header;
+  EXPECT_EQ(header.substr(at).find("   config " + winner + "\n"), header.substr(at).find("   config "));
+  EXPECT_NE(header.substr(at).find("the winner of finalists.json"), std::string::npos);
+  // The header is C99 and C++ (no restrict in its prototypes).
+  if (has("c++"))
+    EXPECT_EQ(sh("echo '#include \"tiny.h\"' | c++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -pedantic "
+                 "-Werror -I " + lib + " -"),
+              0);
+  // OpenMP on the link line exactly when a kernel has threads.
+  EXPECT_EQ(test::read_file(lib + "/tiny.pc").find("Libs: -L${libdir} -ltiny -fopenmp\n") != std::string::npos, two);
+  EXPECT_EQ(test::read_file(lib + "/tinyConfig.cmake").find("INTERFACE_LINK_OPTIONS \"-fopenmp\"") != std::string::npos,
+            two);
+
+  // As a user's Makefile would build against it: pkg-config.
+  if (!has("pkg-config")) GTEST_SKIP() << "pkg-config is not installed (apt-get install pkg-config)";
+  {
+    SCOPED_TRACE("pkg-config");
+    const std::string run = dir.file("pc");
+    build_run_and_check(run, "cd " + run + " && ${CC:-cc} -std=c99 -Wall -Werror prog.c $(PKG_CONFIG_PATH=" + lib +
+                                 " pkg-config --cflags --libs tiny) -o prog");
+  }
+  // find_package(tiny) and tiny::tiny from a tiny CMake project (under a second).
+  if (!has("cmake")) GTEST_SKIP() << "cmake is not installed";
+  {
+    SCOPED_TRACE("CMake");
+    const std::string run = dir.file("cm");
+    std::filesystem::create_directories(run);
+    test::write_file(run + "/CMakeLists.txt",
+                     "cmake_minimum_required(VERSION 3.13)\nproject(use_tiny C)\nfind_package(tiny REQUIRED)\n"
+                     "add_executable(prog prog.c)\ntarget_link_libraries(prog PRIVATE tiny::tiny)\n");
+    const std::string generator = has("ninja") ? "-G Ninja" : "";
+    build_run_and_check(run, "cd " + run + " && cmake " + generator + " -S . -B build -DCMAKE_PREFIX_PATH=" + lib +
+                                 " && cmake --build build && cp build/prog prog");
+  }
+}
+
+TEST(ExportErrors, BadInputGetsOneLine) {
+  test::TempDir td;
+  const std::string shape = "K=32,C=16,H=8,R=3", layer = id(shape), full = parse_shape(shape).to_string();
+  auto r = run_cli("export --shape " + shape + " --name my-lib --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: --name 'my-lib' is not a C identifier of at most 64 characters; use letters, "
+                   "digits and '_', not starting with a digit (e.g. 'my_lib')\n");
+  r = run_cli("export --shape " + shape + " --name 3d --out " + td.file("o"));
+  EXPECT_EQ(r.err, "convtune: error: --name '3d' is not a C identifier of at most 64 characters; use letters, "
+                   "digits and '_', not starting with a digit (e.g. 'c_3d')\n");
+  test::write_file(td.file("file"), "x");
+  r = run_cli("export --shape " + shape + " --name tiny --out " + td.file("file") + "/lib");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: cannot write --out '" + td.file("file") +
+                       "/lib/tiny.h': cannot create its directory (Not a directory); choose another --out\n");
+  // No log: the command that tunes the layer, by its shape or its zoo name.
+  r = run_cli("export --shape " + shape + " --logs " + td.file("none") + " --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, fmt::format("convtune: error: layer {0} is not tuned: no log '{1}/{0}/log.jsonl'; tune it with "
+                               "'convtune tune --shape {2} --out {1}/{0}' or pass --skip-untuned to leave it out\n",
+                               layer, td.file("none"), full));
+  r = run_cli("export --network resnet18 --logs " + td.file("none") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: layer resnet18-1 is not tuned: no log '{0}/resnet18-1/log.jsonl'; "
+                               "tune it with 'convtune tune --layer resnet18-1 --out {0}/resnet18-1' or pass "
+                               "--skip-untuned to leave it out\n",
+                               td.file("none")));
+  r = run_cli("export --layer resnet18-12 --skip-untuned --logs " + td.file("none") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, "convtune: error: no selected layer is tuned (1 left out by --skip-untuned): nothing to export; "
+                   "tune them first (convtune tune)\n");
+  // A log without a correct candidate: resume it with more trials.
+  Record bad;
+  bad.layer = layer;
+  bad.shape = full;
+  bad.config = "[V(k)]";
+  bad.status = "compile_error";
+  std::filesystem::create_directories(td.file("logs/" + layer));
+  append_record(td.file("logs/" + layer + "/log.jsonl"), bad);
+  r = run_cli("export --shape " + shape + " --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: layer {0} is not tuned: its log '{1}/{0}/log.jsonl' holds no "
+                               "correct candidate among 1; tune it with 'convtune tune --shape {2} --trials 21 "
+                               "--resume --out {1}/{0}' or pass --skip-untuned to leave it out\n",
+                               layer, td.file("logs"), full));
+  // --threads given with --logs: the records must say the same.
+  r = run_cli("export --shape " + shape + " --threads 2 --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: log '{}/{}/log.jsonl' of {} was measured with --threads 1, not 2; "
+                               "pass --threads 1\n",
+                               td.file("logs"), layer, layer));
+  // A log of another shape in the layer's place.
+  r = run_cli("export --shape K=16,C=16,H=8,R=3 --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string other = id("K=16,C=16,H=8,R=3");
+  std::filesystem::create_directories(td.file("logs/" + other));
+  std::filesystem::copy_file(td.file("logs/" + layer + "/log.jsonl"), td.file("logs/" + other + "/log.jsonl"));
+  r = run_cli("export --shape K=16,C=16,H=8,R=3 --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: log '{}/{}/log.jsonl' of {} is for shape {}, not {}; remove it or "
+                               "point --logs at the layers' tune directories\n",
+                               td.file("logs"), other, other, full, parse_shape("K=16,C=16,H=8,R=3").to_string()));
+  r = run_cli("export --shape " + shape + " --logs " + td.file("logs"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "convtune: error: --out is required; see 'convtune --help'\n");
+}
+
+TEST(ExportErrors, DefaultLibraryNames) {
+  EXPECT_EQ(default_library_name("resnet18", zoo_network("resnet18").layers), "resnet18");
+  EXPECT_EQ(default_library_name("", {zoo_layer("yolo9000-12")}), "yolo9000_12");
+  EXPECT_EQ(default_library_name("", {parse_shape("K=8,C=8,H=5,R=1")}), "N1_K8_C8_H5_W5_R1_S1_st1_p0");
+  EXPECT_EQ(default_library_name("", {parse_shape("K=8,C=8,H=5,R=1"), parse_shape("K=8,C=8,H=6,R=1")}), "convtune");
+  EXPECT_EQ(test::error_of([] { check_library_name("a_1"); }), "no error");
+  EXPECT_NE(test::error_of([] { check_library_name(std::string(65, 'a')); }), "no error");
+}
+
+}  // namespace
+}  // namespace convtune
