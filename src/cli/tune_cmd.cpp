@@ -80,6 +80,7 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
+  sub->add_flag("--any-machine", o.any_machine, "resume a log although another machine measured it");
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer, then one for a --network");
   sub->add_flag("--no-onednn", a->no_onednn, "skip the closing comparison with oneDNN");
   sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
