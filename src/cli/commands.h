@@ -22,6 +22,7 @@ Runner setup_layers(CLI::App* sub);
 Runner setup_table(CLI::App* sub);
 Runner setup_tune(CLI::App* sub);
 Runner setup_bench(CLI::App* sub);
+Runner setup_merge(CLI::App* sub);
 /// `internal-onednn`, hidden: what tune spawns for its oneDNN comparison (tune_compare.h).
 Runner setup_internal_onednn(CLI::App* sub);
 

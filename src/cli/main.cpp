@@ -22,7 +22,8 @@ const std::vector<Command>& commands() {
       {"tune", "online stage: search the tiling space for one layer or network, keep the best kernel", setup_tune},
       {"bench", "compare convtune's best kernel for a layer with oneDNN and im2col+OpenBLAS on one core", setup_bench},
       {"table", "summarise a class table (the shipped one, or --table FILE)", setup_table},
-      {"layers", "list the layer zoo (networks and their convolution shapes)", setup_layers},
+      {"layers", "list the layer zoo or a selection of it; --list: one job per line for a scheduler", setup_layers},
+      {"merge", "merge tuning logs of many machines and runs into one store", setup_merge},
   };
   return table;
 }
