@@ -25,6 +25,7 @@
 #include "convtune/execution/measure.h"
 #include "convtune/execution/runner.h"
 #include "convtune/execution/workdir.h"
+#include "convtune/online/log_machine.h"
 #include "check.h"
 
 namespace convtune {
@@ -142,6 +143,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   } else {
     const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads) : t.out_dir;
     res.log_path = t.log.empty() ? out_dir + "/log.jsonl" : t.log;
+    if (!t.any_machine)
+      check_log_machine(res.log_path, read_records(res.log_path), machine_id(detect_machine(res.cpu)));
     res.best = best_from_log(res.log_path, t.shape, t.threads, &res.trials);
   }
   const std::string fn = function_name(res.layer);

@@ -37,6 +37,7 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--seed", o.seed, "random seed of that tune")->capture_default_str()
       ->check(seed_check());
   sub->add_flag("--resume", o.resume, "with --trials: continue an existing log");
+  sub->add_flag("--any-machine", o.any_machine, "use a log although another machine measured it");
   sub->add_option("--arch", o.isa, arch_help());
   sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
   sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)")

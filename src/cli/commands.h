@@ -24,6 +24,7 @@ Runner setup_tune(CLI::App* sub);
 Runner setup_bench(CLI::App* sub);
 Runner setup_space(CLI::App* sub);
 Runner setup_export(CLI::App* sub);
+Runner setup_merge(CLI::App* sub);
 /// `internal-onednn`, hidden: what tune spawns for its oneDNN comparison (tune_compare.h).
 Runner setup_internal_onednn(CLI::App* sub);
 

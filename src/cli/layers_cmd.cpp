@@ -1,31 +1,50 @@
-// `convtune layers`: the zoo, one line per layer.
+// `convtune layers`: the zoo, or any selection (--network, --layer, --shape,
+// ...), one line per layer; --list: one job per line for a scheduler.
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "jobs.h"
+#include "shape_args.h"
 #include "convtune/core/shape.h"
+#include "convtune/online/tune.h"
 
 namespace convtune::cli {
 
 Runner setup_layers(CLI::App* sub) {
-  auto network = std::make_shared<std::string>();
-  sub->add_option("--network", *network, "only this network");
-  return [network] {
+  auto which = std::make_shared<ShapeArgs>();
+  auto list = std::make_shared<bool>(false);
+  add_shape_options(sub, *which, "yolo9000-12");
+  sub->add_flag("--list", *list,
+                "one job per line for a Slurm array or GNU parallel: layer id TAB shape, nothing else; "
+                "'tune ... --job-index I' runs line I+1");
+  return [sub, which, list] {
+    // Any selection option given (whichever shape_args offers): that
+    // selection; none: the whole zoo.
+    size_t given = 0;
+    for (const CLI::Option* o : sub->get_options())
+      if (o->get_name() != "--list" && o->get_name() != "--help") given += o->count();
+    if (*list) {
+      std::fputs(job_lines(selected_shapes(*which)).c_str(), stdout);  // no selection: its one-line error
+      return 0;
+    }
+    std::vector<Shape> shapes;
+    if (given) {
+      shapes = selected_shapes(*which);
+    } else {
+      for (const auto& net : zoo()) shapes.insert(shapes.end(), net.layers.begin(), net.layers.end());
+    }
     std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9}\n",
                            "layer", "K", "C", "H", "W", "R", "S", "stride", "pad", "Ho", "Wo", "MFLOP")
                    .c_str(),
                stdout);
-    for (const auto& net : zoo()) {
-      if (!network->empty() && net.name != *network) continue;
-      for (const auto& s : net.layers)
-        std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9.1f}\n",
-                               s.name, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.Ho(), s.Wo(),
-                               s.flops() * 1e-6)
-                       .c_str(),
-                   stdout);
-    }
-    if (!network->empty()) zoo_network(*network);  // unknown name -> clear error
+    for (const auto& s : shapes)
+      std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9.1f}\n",
+                             layer_id(s), s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.Ho(), s.Wo(),
+                             s.flops() * 1e-6)
+                     .c_str(),
+                 stdout);
     return 0;
   };
 }

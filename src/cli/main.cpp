@@ -25,7 +25,8 @@ const std::vector<Command>& commands() {
       {"table", "summarise a class table (the shipped one, or --table FILE)", setup_table},
       {"space", "what tune would search for a layer and --threads N, without measuring (sizes, parallel splits)",
        setup_space},
-      {"layers", "list the layer zoo (networks and their convolution shapes)", setup_layers},
+      {"layers", "list the layer zoo or a selection of it; --list: one job per line for a scheduler", setup_layers},
+      {"merge", "merge tuning logs of many machines and runs into one store", setup_merge},
   };
   return table;
 }

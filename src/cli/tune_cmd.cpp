@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "jobs.h"
 #include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/core/error.h"
@@ -22,6 +23,7 @@ struct TuneArgs {
   std::string table;
   bool json = false;
   bool no_onednn = false;
+  int64_t job_index = -1;  // --job-index: one job of the selection
 };
 
 }  // namespace
@@ -80,6 +82,11 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
+  sub->add_flag("--any-machine", o.any_machine, "resume a log although another machine measured it");
+  sub->add_option("--job-index", a->job_index,
+                  "tune only job I (0-based) of the selection, as 'convtune layers ... --list' lists them, e.g. "
+                  "$SLURM_ARRAY_TASK_ID; with --out DIR its log goes to DIR/<layer>/ as for the whole selection")
+      ->check(integer_in(0, 1e9, "a job index"));
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer, then one for a --network");
   sub->add_flag("--no-onednn", a->no_onednn, "skip the closing comparison with oneDNN");
   sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
@@ -88,6 +95,8 @@ Runner setup_tune(CLI::App* sub) {
     if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
     if (a->opt.emulate && !sub->count("--threads")) a->opt.threads = 1;  // emulated timings gain nothing from cores
     std::vector<Shape> shapes = selected_shapes(a->which);
+    const bool many = shapes.size() > 1;  // each layer under --out/<layer>, also when one job of them runs
+    if (a->job_index >= 0) shapes = {job_at(shapes, a->job_index)};
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     if (!a->table.empty()) a->opt.table = a->table;
@@ -96,7 +105,7 @@ Runner setup_tune(CLI::App* sub) {
     for (const Shape& s : shapes) {
       TuneOptions o = a->opt;
       o.shape = s;
-      if (shapes.size() > 1 && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
+      if (many && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
       o.table_warning = results.empty();  // the same table for every layer: warn once
       TuneResult r = run_tune(o);
       std::string text = a->json ? tune_json(r) : tune_summary(r);

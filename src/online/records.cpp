@@ -43,6 +43,7 @@ nlohmann::json Record::to_json() const {
   if (search_info.is_object() && !search_info.empty()) j["search_info"] = search_info;
   if (emulated) j["emulated"] = true;
   if (threads > 1) j["threads"] = threads;
+  if (machine.known()) j["machine"] = machine.to_json();
   return j;
 }
 
@@ -96,6 +97,7 @@ Record Record::from_json(const nlohmann::json& j) {
     r.threads = v->get<int>();
   }
   r.note = text(j, "note");
+  if (j.contains("machine")) r.machine = MachineId::from_json(j["machine"]);
   if (j.contains("search_info") && j["search_info"].is_object()) r.search_info = j["search_info"];
   return r;
 }

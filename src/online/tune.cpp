@@ -17,6 +17,7 @@
 #include "convtune/offline/class_table.h"
 #include "convtune/online/codegen.h"
 #include "convtune/online/finalist.h"
+#include "convtune/online/log_machine.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
 #include "convtune/core/file_lock.h"
@@ -107,6 +108,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   res.space_choices = space.choices.size();
   SearchOptions sopt{opt.pvalue, opt.parents, opt.offspring, opt.mutation_rate};
   const MachineInfo machine = detect_machine(cpu);  // the measuring CPU's caches for csa, 001 §4.1
+  const MachineId here = machine_id(machine);         // every record names it (merge.h)
   sopt.cache_source = machine.cache_source;
   sopt.l1d_bytes = machine.l1d_bytes;
   sopt.l2_bytes = machine.l2_bytes;
@@ -128,6 +130,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     throw Error(fmt::format("log '{}' already holds {} candidates; pass --resume to continue it or --log to start "
                             "another",
                             res.log_path, previous.size()));
+  if (!opt.any_machine) check_log_machine(res.log_path, previous, here);
   for (size_t i = 0; i < previous.size(); ++i) {
     const Record& r = previous[i];
     auto at_line = [&](const std::string& what) {
@@ -258,6 +261,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       r.search_info = strategy->info();
       r.emulated = res.emulated;
       r.threads = opt.threads;
+      r.machine = here;
       if (!built[i].ok) {
         r.status = "compile_error";
         r.detail = built[i].log.substr(0, 600);

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convtune/core/machine_id.h"
+
 namespace convtune {
 
 constexpr int kRecordFormatVersion = 1;
@@ -41,6 +43,7 @@ struct Record {
   nlohmann::json search_info = nlohmann::json::object();  // what the strategy says (SearchStrategy::info)
   bool emulated = false;      // ran under an emulator: timings not meaningful
   int threads = 1;            // --threads: CPUs measured on (peak_gflops counts them all); written when > 1
+  MachineId machine;          // where it was measured; unknown in records written before it was recorded
 
   nlohmann::json to_json() const;
   /// Throws Error naming the key that is missing or has a wrong type or value

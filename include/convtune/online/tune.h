@@ -41,6 +41,7 @@ struct TuneOptions {
   std::string out_dir;      // best kernel; default default_out_dir(layer, threads)
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
+  bool any_machine = false;  // resume (bench: read) a log measured on another machine (log_machine.h)
   bool quiet = false;
   std::string keep_dir;     // keep generated candidates here
 };
