@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convtune/core/epilogue.h"
+
 namespace convtune {
 
 constexpr int kRecordFormatVersion = 1;
@@ -41,6 +43,7 @@ struct Record {
   nlohmann::json search_info = nlohmann::json::object();  // what the strategy says (SearchStrategy::info)
   bool emulated = false;      // ran under an emulator: timings not meaningful
   int threads = 1;            // --threads: CPUs measured on (peak_gflops counts them all); written when > 1
+  Epilogue epilogue = Epilogue::none;  // --epilogue the kernel fuses; written when not none
 
   nlohmann::json to_json() const;
   /// Throws Error naming the key that is missing or has a wrong type or value
