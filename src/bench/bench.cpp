@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -78,7 +79,7 @@ std::string finalists_winner(const std::string& log_path) {
 
 // The kernel tune delivered: the re-measured winner when the log has it, else
 // the best correct candidate of the layer's log.
-Record best_from_log(const std::string& path, const Shape& shape, int threads, int64_t* trials) {
+Record best_from_log(const std::string& path, const Shape& shape, int threads, Epilogue epilogue, int64_t* trials) {
   std::vector<Record> recs = read_records(path);
   if (recs.empty())
     throw Error(fmt::format("no tuning log '{}' for {}; tune the layer first (convtune tune) or pass --trials N",
@@ -93,6 +94,10 @@ Record best_from_log(const std::string& path, const Shape& shape, int threads, i
       throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; pass --threads {}, tune with "
                               "--trials N, or use another --log",
                               path, r.threads, threads, r.threads));
+    if (r.epilogue != epilogue)
+      throw Error(fmt::format("log '{}' was tuned with --epilogue {}, not {}; pass --epilogue {}, tune with "
+                              "--trials N, or use another --log",
+                              path, to_string(r.epilogue), to_string(epilogue), to_string(r.epilogue)));
     if (r.status == "ok" && (!have || r.gflops > best.gflops)) {
       best = r;
       have = true;
@@ -141,6 +146,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   BenchResult res;
   res.shape = t.shape;
   res.layer = layer_id(t.shape);
+  res.epilogue = t.epilogue;
   if (t.repeat < 1 || t.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
   Isa isa = load_isa(t.isa);
   if (!cpu_supports(isa))
@@ -164,12 +170,12 @@ BenchResult run_bench(const BenchOptions& opt) {
     res.best = tr.best;
     res.trials = tr.trials;
   } else {
-    const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads) : t.out_dir;
+    const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads, t.epilogue) : t.out_dir;
     res.log_path = t.log.empty() ? out_dir + "/log.jsonl" : t.log;
-    res.best = best_from_log(res.log_path, t.shape, t.threads, &res.trials);
+    res.best = best_from_log(res.log_path, t.shape, t.threads, t.epilogue, &res.trials);
   }
   const std::string fn = function_name(res.layer);
-  GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench"});
+  GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench", t.epilogue});
   Compiler cc = Compiler::from_env(isa.cflags);
   cc.info();
   WorkDir wd("bench");
@@ -183,15 +189,23 @@ BenchResult run_bench(const BenchOptions& opt) {
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 
-  ProblemData data = ProblemData::make(t.shape, t.check_points, 20221101);
+  ProblemData data = ProblemData::make(t.shape, t.check_points, 20221101, t.epilogue);
   DynLib lib(so);
-  using Fn = void (*)(const float*, const float*, float*);
-  auto conv = reinterpret_cast<Fn>(lib.symbol(fn));
   auto pack = reinterpret_cast<void (*)(const float*, float*)>(lib.symbol(fn + "_pack"));
   // Packing, like oneDNN's weight reorder, happens once, outside the timing.
   std::vector<float> packed(size_t(k.packed_floats));
   pack(data.weights.data(), packed.data());
   std::vector<float> out(data.output_size(), std::nanf(""));
+  // The kernel's signature has bias and residual with an epilogue (codegen.h).
+  std::function<void()> conv;
+  if (t.epilogue == Epilogue::none) {
+    auto f = reinterpret_cast<void (*)(const float*, const float*, float*)>(lib.symbol(fn));
+    conv = [&, f] { f(data.input.data(), packed.data(), out.data()); };
+  } else {
+    auto f = reinterpret_cast<void (*)(const float*, const float*, const float*, const float*, float*)>(lib.symbol(fn));
+    const float* residual = data.residual.empty() ? nullptr : data.residual.data();
+    conv = [&, f, residual] { f(data.input.data(), packed.data(), data.bias.data(), residual, out.data()); };
+  }
   Pinned pinned(res.cpus);
 
   BenchEntry ct{"convtune", res.best.config, "", 0, {}, 0};
@@ -207,7 +221,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (blas) bl.impl = blas->impl();
 
   // Agreement first: every implementation against the reference points.
-  conv(data.input.data(), packed.data(), out.data());
+  conv();
   std::string err = check_output(data, out, "convtune's kernel",
                                  fmt::format("re-tune the layer or remove the log '{}'", res.log_path), &ct.max_error);
   if (err.empty() && onednn) {
@@ -230,7 +244,7 @@ BenchResult run_bench(const BenchOptions& opt) {
     e->seconds = tm.median_s;
     e->samples = tm.samples_s;
   };
-  time(&ct, [&] { conv(data.input.data(), packed.data(), out.data()); });
+  time(&ct, conv);
   if (onednn) time(&dn, [&] { onednn->run(); });
   if (blas) time(&bl, [&] { blas->run(); });
   res.entries = {ct, dn, bl};
