@@ -7,10 +7,12 @@
  * for whole convolutions the reference values come from convtune, runner.h),
  * times it with timing.c and prints one JSON object per line on stdout:
  *
- *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_pack, then ct_conv_entry on DATA
- *       (CONTRACT.md "Generated convolutions"; checked with the input against
- *       an inaccessible page on either side and guard zones around the packed
- *       weights and the output) {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
+ *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_pack, then ct_conv_entry on DATA,
+ *       or ct_conv_entry_epilogue when DATA has a bias (CONTRACT.md "Generated
+ *       convolutions", "Epilogues"; checked with the input, bias and residual
+ *       against an inaccessible page on either side, the bias and residual
+ *       unmodified, and guard zones around the packed weights and the output)
+ *       {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
  *       "calls_per_sample":..,"counters":[..],"counter_names":".."} or
  *       {"status":"wrong_result","detail":".."}
  *   CPU ukernels NC_VERIFY NC_TIME MIN_MS REPEAT DISCARD LANES
@@ -53,6 +55,10 @@ extern double ct_peak(long iters, const float *seed) __attribute__((weak));
    -D<its name>_pack=ct_conv_pack, -D<its name>_packed_floats=ct_conv_packed_floats. */
 extern void ct_conv_entry(const float *restrict input, const float *restrict weights, float *restrict output)
     __attribute__((weak));
+/* The same with an epilogue: compiled with -D<its name>=ct_conv_entry_epilogue instead. */
+extern void ct_conv_entry_epilogue(const float *restrict input, const float *restrict weights,
+                                   const float *restrict bias, const float *restrict residual,
+                                   float *restrict output) __attribute__((weak));
 extern void ct_conv_pack(const float *restrict kcrs, float *restrict packed) __attribute__((weak));
 extern const unsigned long ct_conv_packed_floats __attribute__((weak));
 
@@ -195,12 +201,13 @@ static float rnd(void) { /* xorshift64, uniform in [-1, 1) */
 
 /* ---- conv: operands and reference values written by convtune ------------- */
 struct conv_ctx {
-  const float *in, *w;
+  const float *in, *w, *bias, *res; /* bias NULL: no epilogue */
   float *out;
 };
 static void conv_call(void *p) {
   struct conv_ctx *c = p;
-  ct_conv_entry(c->in, c->w, c->out);
+  if (c->bias) ct_conv_entry_epilogue(c->in, c->w, c->bias, c->res, c->out);
+  else ct_conv_entry(c->in, c->w, c->out);
 }
 
 /* n floats right after an inaccessible page (at_end 0) or right before one
@@ -242,29 +249,62 @@ static const char *guard_damage(const float *b, size_t n, char *msg, size_t len)
   return "";
 }
 
+/* The read-only operands that are optional (bias, residual): n floats of the
+   file at a page's end and a copy at a page's start, as the input; NULL for none. */
+struct operand {
+  float *high, *low;
+  size_t n;
+};
+static int read_operand(FILE *f, struct operand *o, int64_t n) {
+  o->n = (size_t)n;
+  o->high = o->low = NULL;
+  if (!n) return 1;
+  o->high = guarded_floats(o->n, 1);
+  o->low = guarded_floats(o->n, 0);
+  if (fread(o->high, 4, o->n, f) != o->n) return 0;
+  memcpy(o->low, o->high, sizeof(float) * o->n);
+  return 1;
+}
+/* "" when the kernel left both copies as the file has them, else what it wrote. */
+static const char *operand_damage(const struct operand *o, const char *name, char *msg, size_t len) {
+  for (size_t i = 0; i < o->n; ++i)
+    if (memcmp(&o->high[i], &o->low[i], 4) != 0) {
+      snprintf(msg, len, "wrote element %zu of the %s, an input", i, name);
+      return msg;
+    }
+  return "";
+}
+
 static int run_conv(char **argv) {
-  if (!ct_conv_entry || !ct_conv_pack || !&ct_conv_packed_floats) {
+  if (!ct_conv_pack || !&ct_conv_packed_floats) {
     report("error", "built without a convolution (-D<name>=ct_conv_entry, _pack, _packed_floats)");
     return 2;
   }
   FILE *f = fopen(argv[0], "rb");
   char magic[8], msg[320], where[96];
-  int64_t n[4];
+  int64_t n[6]; /* input, weights, output, check points, bias, residual */
   double tol;
   long bad;
   ct_protocol p = protocol(argv + 1);
-  if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB2", 8) != 0 || fread(n, 8, 4, f) != 4 ||
+  if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB3", 8) != 0 || fread(n, 8, 6, f) != 6 ||
       fread(&tol, 8, 1, f) != 1) {
     snprintf(msg, sizeof msg, "cannot read %s", argv[0]);
     report("error", msg);
     return 2;
   }
+  if (n[4] ? !ct_conv_entry_epilogue : !ct_conv_entry) {
+    report("error", n[4] ? "the problem has an epilogue, the convolution has not (-D<name>=ct_conv_entry_epilogue)"
+                         : "the problem has no epilogue, the convolution has one (-D<name>=ct_conv_entry)");
+    return 2;
+  }
   const size_t np = (size_t)ct_conv_packed_floats;
   float *in = guarded_floats((size_t)n[0], 1), *in_low = guarded_floats((size_t)n[0], 0),
         *kcrs = xmalloc(sizeof(float) * (size_t)n[1]), *w = with_guards(np), *out = with_guards((size_t)n[2]);
+  struct operand bias, res;
   int64_t *idx = xmalloc(sizeof(int64_t) * (size_t)n[3]);
   double *val = xmalloc(sizeof(double) * (size_t)n[3]);
   if (fread(in, 4, (size_t)n[0], f) != (size_t)n[0] || fread(kcrs, 4, (size_t)n[1], f) != (size_t)n[1] ||
+      !read_operand(f, &bias, n[4]) || !read_operand(f, &res, n[5]) ||
       fread(idx, 8, (size_t)n[3], f) != (size_t)n[3] || fread(val, 8, (size_t)n[3], f) != (size_t)n[3]) {
     snprintf(msg, sizeof msg, "%s is truncated", argv[0]);
     report("error", msg);
@@ -279,13 +319,18 @@ static int run_conv(char **argv) {
     return 0;
   }
   /* The kernel overwrites its output: start from NaN so a skipped element
-     shows. Once with the input's last byte before an inaccessible page, once
-     with its first byte after one. */
+     shows. Once with the input's (bias's, residual's) last byte before an
+     inaccessible page, once with its first byte after one. */
   for (int pass = 0; pass < 2; ++pass) {
+    struct conv_ctx c = {pass ? in_low : in, w, pass ? bias.low : bias.high, pass ? res.low : res.high, out};
     for (int64_t i = 0; i < n[2]; ++i) out[i] = NAN;
-    ct_conv_entry(pass ? in_low : in, w, out);
+    conv_call(&c);
     if (*guard_damage(out, (size_t)n[2], where, sizeof where)) {
       snprintf(msg, sizeof msg, "wrote %s of the output (%lld floats)", where, (long long)n[2]);
+      report("wrong_result", msg);
+      return 0;
+    }
+    if (*operand_damage(&bias, "bias", msg, sizeof msg) || *operand_damage(&res, "residual", msg, sizeof msg)) {
       report("wrong_result", msg);
       return 0;
     }
@@ -302,7 +347,7 @@ static int run_conv(char **argv) {
   struct counters cnt;
   counters_open(&cnt);
   ct_clock clock = make_clock(&cnt);
-  struct conv_ctx c = {in_low, w, out};
+  struct conv_ctx c = {in_low, w, bias.low, res.low, out};
   ct_timing t;
   t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
   ct_time_calls(conv_call, &c, &p, &clock, &t);

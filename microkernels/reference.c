@@ -15,3 +15,12 @@ void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, f
         *o = (float)sum;
       }
 }
+
+double ct_ref_epilogue(int epilogue, double sum, double bias, double residual) {
+  if (epilogue == CT_EPILOGUE_NONE) return sum;
+  double v = sum + bias;
+  if (epilogue == CT_EPILOGUE_BIAS_ADD) v += residual;
+  if (epilogue == CT_EPILOGUE_BIAS_RELU || epilogue == CT_EPILOGUE_BIAS_RELU6) v = v < 0 ? 0 : v;
+  if (epilogue == CT_EPILOGUE_BIAS_RELU6) v = v > 6 ? 6 : v;
+  return v;
+}

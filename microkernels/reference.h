@@ -1,6 +1,8 @@
 /* The contract's scalar reference for one microkernel (CONTRACT.md), one
  * implementation for the driver (driver.c checks every profiled microkernel)
- * and convtune's tests (reference_ukernel in ukernel_codegen.h). */
+ * and convtune's tests (reference_ukernel in ukernel_codegen.h); and the
+ * epilogue of generated convolutions, applied after the reference
+ * convolution (reference_point in runner.h). */
 #ifndef CT_REFERENCE_H
 #define CT_REFERENCE_H
 
@@ -14,6 +16,14 @@ enum { CT_K, CT_C, CT_W, CT_H, CT_R, CT_S, CT_IROW, CT_IPIX, CT_ST, CT_WR, CT_WS
 /* O = (acc ? O : 0) + the block's convolution over nc * d[CT_C] channels, in double;
    channel c's weights are at (c / d[CT_C]) * d[CT_WIT] + (c % d[CT_C]) * d[CT_WC]. */
 void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, float *O, long nc, int acc);
+
+/* Epilogues of generated convolutions (CONTRACT.md "Epilogues"; convtune's Epilogue). */
+enum { CT_EPILOGUE_NONE, CT_EPILOGUE_BIAS, CT_EPILOGUE_BIAS_RELU, CT_EPILOGUE_BIAS_RELU6, CT_EPILOGUE_BIAS_ADD };
+
+/* One output element after the epilogue: `sum` is the convolution's value,
+   `bias` its channel's bias, `residual` the same element of the second tensor
+   (used by CT_EPILOGUE_BIAS_ADD only). */
+double ct_ref_epilogue(int epilogue, double sum, double bias, double residual);
 
 #ifdef __cplusplus
 }

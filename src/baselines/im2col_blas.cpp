@@ -4,9 +4,11 @@
 // im2col is skipped for 1x1, stride 1, pad 0. Inputs are NCHW and weights
 // KCRS, converted here outside the timing. OpenBLAS starts its worker threads
 // when it loads, so they are not confined to bench's CPUs the way oneDNN's
-// (OpenMP, started by the pinned thread) are.
+// (OpenMP, started by the pinned thread) are. An epilogue is a plain loop
+// over each image's output after its GEMM, inside the timed call.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "convtune/baselines/baseline.h"
@@ -26,6 +28,7 @@ class Im2colBlas : public Baseline {
     out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
     direct_ = s.R == 1 && s.S == 1 && s.stride == 1 && s.pad == 0;
     if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);
+    if (has_residual(p.epilogue)) res_ = output_to_nchw(p, p.residual);
   }
 
   std::string impl() const override {
@@ -45,6 +48,7 @@ class Im2colBlas : public Baseline {
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.K), int(hw), int(crs), 1.f, w_.data(), int(crs),
                   col, int(hw), 0.f, &out_[size_t(n * s.K * hw)], int(hw));
+      if (p_.epilogue != Epilogue::none) epilogue(n);
     }
   }
 
@@ -73,8 +77,29 @@ class Im2colBlas : public Baseline {
           }
   }
 
+  // Image n's [K][Ho*Wo] output, one channel (one bias) at a time.
+  void epilogue(int64_t n) {
+    const Shape& s = p_.shape;
+    const int64_t hw = s.Ho() * s.Wo();
+    const Epilogue e = p_.epilogue;
+    for (int64_t k = 0; k < s.K; ++k) {
+      float* o = &out_[size_t((n * s.K + k) * hw)];
+      const float b = p_.bias[size_t(k)];
+      if (e == Epilogue::bias_add) {
+        const float* q = &res_[size_t((n * s.K + k) * hw)];
+        for (int64_t i = 0; i < hw; ++i) o[i] = o[i] + b + q[i];
+      } else if (e == Epilogue::bias_relu) {
+        for (int64_t i = 0; i < hw; ++i) o[i] = std::max(o[i] + b, 0.f);
+      } else if (e == Epilogue::bias_relu6) {
+        for (int64_t i = 0; i < hw; ++i) o[i] = std::min(std::max(o[i] + b, 0.f), 6.f);
+      } else {
+        for (int64_t i = 0; i < hw; ++i) o[i] += b;
+      }
+    }
+  }
+
   const ProblemData& p_;
-  std::vector<float> in_, w_, col_, out_;
+  std::vector<float> in_, w_, col_, out_, res_;
   bool direct_ = false;
 };
 

@@ -1,7 +1,9 @@
 // oneDNN as the anchors were measured: convolution_forward, direct algorithm,
 // f32, NHWC activations, weights in the format oneDNN picks (reordered
 // once here, on the requested number of OpenMP threads (one unless bench or
-// tune says --threads); run() is execute + wait only.
+// tune says --threads); run() is execute + wait only. An epilogue is fused
+// the way oneDNN fuses it: the bias as the convolution's bias, ReLU and ReLU6
+// as eltwise relu and clip(0, 6) post-ops, the residual as a sum post-op.
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -29,9 +31,21 @@ class Onednn : public Baseline {
     // Activations in the layout every implementation gets (NHWC in and out);
     // the weights in whatever oneDNN packs them into, reordered once here.
     auto md = [](const memory::dims& d, tag t) { return memory::desc(d, memory::data_type::f32, t); };
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                      md(src, tag::nhwc), md(wei, tag::any), md(dst, tag::nhwc), strides, pad, pad);
-    pd_ = dnnl::convolution_forward::primitive_desc(d, eng_);
+    auto conv_desc = [&](const memory::desc& bias) {
+      return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             md(src, tag::nhwc), md(wei, tag::any), bias, md(dst, tag::nhwc), strides,
+                                             pad, pad);
+    };
+    const Epilogue e = p.epilogue;
+    dnnl::post_ops ops;
+    if (e == Epilogue::bias_add) ops.append_sum(1.f);  // dst += what dst holds: the residual, placed below
+    if (e == Epilogue::bias_relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    if (e == Epilogue::bias_relu6) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    const memory::dims bias_dims{s.K};
+    pd_ = dnnl::convolution_forward::primitive_desc(
+        conv_desc(has_bias(e) ? md(bias_dims, tag::x) : memory::desc()), attr, eng_);
     conv_ = dnnl::convolution_forward(pd_);
     user_src_ = p.input;
     user_wei_ = p.weights;  // KCRS = oneDNN's oihw
@@ -41,6 +55,21 @@ class Onednn : public Baseline {
     dst_ = memory(pd_.dst_desc(), eng_);
     user_dst_mem_ = memory({dst, memory::data_type::f32, tag::nhwc}, eng_, user_dst_.data());
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
+    if (has_bias(e)) {
+      user_bias_ = p.bias;
+      args_[DNNL_ARG_BIAS] = memory(md(bias_dims, tag::x), eng_, user_bias_.data());
+    }
+    if (has_residual(e)) {
+      // The sum post-op adds what dst holds: the residual before the first
+      // run, whose output the agreement check reads. Later (timed) runs add
+      // onto their predecessor's output instead: the same work, one read and
+      // one write of dst per call, as convtune's read of the residual and
+      // write of the output.
+      user_res_ = p.residual;
+      memory res({dst, memory::data_type::f32, tag::nhwc}, eng_, user_res_.data());
+      dnnl::reorder(res, dst_).execute(strm_, res, dst_);
+      strm_.wait();
+    }
   }
 
   std::string impl() const override { return pd_.impl_info_str(); }
@@ -75,7 +104,7 @@ class Onednn : public Baseline {
   dnnl::stream strm_;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
-  std::vector<float> user_src_, user_wei_, user_dst_;
+  std::vector<float> user_src_, user_wei_, user_dst_, user_bias_, user_res_;
   memory src_, wei_, dst_, user_dst_mem_;
   std::unordered_map<int, memory> args_;
 };

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "convtune/baselines/baseline.h"
@@ -66,8 +68,8 @@ class Pinned {
 };
 
 // The kernel tune delivered (delivered.h), or an error line saying how to get one.
-Record best_from_log(const std::string& path, const Shape& shape, int threads, int64_t* trials) {
-  const DeliveredKernel d = delivered_kernel(path, shape, threads);
+Record best_from_log(const std::string& path, const Shape& shape, int threads, Epilogue epilogue, int64_t* trials) {
+  const DeliveredKernel d = delivered_kernel(path, shape, threads, epilogue);
   if (d.records == 0)
     throw Error(fmt::format("no tuning log '{}' for {}; tune the layer first (convtune tune) or pass --trials N",
                             path, layer_id(shape)));
@@ -78,6 +80,10 @@ Record best_from_log(const std::string& path, const Shape& shape, int threads, i
     throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; pass --threads {}, tune with "
                             "--trials N, or use another --log",
                             path, d.other_threads, threads, d.other_threads));
+  if (d.other_epilogue)
+    throw Error(fmt::format("log '{}' was tuned with --epilogue {}, not {}; pass --epilogue {}, tune with "
+                            "--trials N, or use another --log",
+                            path, to_string(*d.other_epilogue), to_string(epilogue), to_string(*d.other_epilogue)));
   if (!d.found)
     throw Error(fmt::format("log '{}' holds no correct candidate among {}; tune more (--trials N --resume)", path,
                             d.records));
@@ -118,6 +124,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   BenchResult res;
   res.shape = t.shape;
   res.layer = layer_id(t.shape);
+  res.epilogue = t.epilogue;
   if (t.repeat < 1 || t.min_repeat_ms <= 0) throw Error("--repeat and --min-repeat-ms must be positive");
   Isa isa = load_isa(t.isa);
   if (!cpu_supports(isa))
@@ -141,14 +148,14 @@ BenchResult run_bench(const BenchOptions& opt) {
     res.best = tr.best;
     res.trials = tr.trials;
   } else {
-    const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads) : t.out_dir;
+    const std::string out_dir = t.out_dir.empty() ? default_out_dir(res.layer, t.threads, t.epilogue) : t.out_dir;
     res.log_path = t.log.empty() ? out_dir + "/log.jsonl" : t.log;
     if (!t.any_machine)
       check_log_machine(res.log_path, read_records(res.log_path), machine_id(detect_machine(res.cpu)));
-    res.best = best_from_log(res.log_path, t.shape, t.threads, &res.trials);
+    res.best = best_from_log(res.log_path, t.shape, t.threads, t.epilogue, &res.trials);
   }
   const std::string fn = function_name(res.layer);
-  GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench"});
+  GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench", t.epilogue});
   Compiler cc = Compiler::from_env(isa.cflags);
   cc.info();
   WorkDir wd("bench");
@@ -162,15 +169,23 @@ BenchResult run_bench(const BenchOptions& opt) {
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 
-  ProblemData data = ProblemData::make(t.shape, t.check_points, 20221101);
+  ProblemData data = ProblemData::make(t.shape, t.check_points, 20221101, t.epilogue);
   DynLib lib(so);
-  using Fn = void (*)(const float*, const float*, float*);
-  auto conv = reinterpret_cast<Fn>(lib.symbol(fn));
   auto pack = reinterpret_cast<void (*)(const float*, float*)>(lib.symbol(fn + "_pack"));
   // Packing, like oneDNN's weight reorder, happens once, outside the timing.
   std::vector<float> packed(size_t(k.packed_floats));
   pack(data.weights.data(), packed.data());
   std::vector<float> out(data.output_size(), std::nanf(""));
+  // The kernel's signature has bias and residual with an epilogue (codegen.h).
+  std::function<void()> conv;
+  if (t.epilogue == Epilogue::none) {
+    auto f = reinterpret_cast<void (*)(const float*, const float*, float*)>(lib.symbol(fn));
+    conv = [&, f] { f(data.input.data(), packed.data(), out.data()); };
+  } else {
+    auto f = reinterpret_cast<void (*)(const float*, const float*, const float*, const float*, float*)>(lib.symbol(fn));
+    const float* residual = data.residual.empty() ? nullptr : data.residual.data();
+    conv = [&, f, residual] { f(data.input.data(), packed.data(), data.bias.data(), residual, out.data()); };
+  }
   Pinned pinned(res.cpus);
 
   BenchEntry ct{"convtune", res.best.config, "", 0, {}, 0};
@@ -186,7 +201,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (blas) bl.impl = blas->impl();
 
   // Agreement first: every implementation against the reference points.
-  conv(data.input.data(), packed.data(), out.data());
+  conv();
   std::string err = check_output(data, out, "convtune's kernel",
                                  fmt::format("re-tune the layer or remove the log '{}'", res.log_path), &ct.max_error);
   if (err.empty() && onednn) {
@@ -209,7 +224,7 @@ BenchResult run_bench(const BenchOptions& opt) {
     e->seconds = tm.median_s;
     e->samples = tm.samples_s;
   };
-  time(&ct, [&] { conv(data.input.data(), packed.data(), out.data()); });
+  time(&ct, conv);
   if (onednn) time(&dn, [&] { onednn->run(); });
   if (blas) time(&bl, [&] { blas->run(); });
   res.entries = {ct, dn, bl};

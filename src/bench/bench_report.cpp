@@ -31,6 +31,10 @@ std::string bench_summary(const BenchResult& r) {
                     : fmt::format("CPU {}, peak {:.1f} GFLOP/s", r.cpu, r.peak_gflops);
   std::string o = fmt::format("bench: {} ({}) on {} measured now; {}, {}\n", r.layer, r.shape.to_string(), where,
                               r.machine, r.date);
+  if (r.epilogue != Epilogue::none)
+    o += fmt::format("epilogue: {} in every implementation: fused by convtune, oneDNN post-ops, a plain loop after "
+                     "each GEMM for im2col+OpenBLAS (timed; not counted in the FLOPs)\n",
+                     to_string(r.epilogue));
   o += fmt::format("work: {:.1f} MFLOP nominal, {:.1f} MFLOP of real multiply-adds ({:.1f}%; the rest land on zero "
                    "padding)\n",
                    nominal * 1e-6, real * 1e-6, 100 * real / nominal);
@@ -57,6 +61,7 @@ std::string bench_json(const BenchResult& r) {
   nlohmann::json j;
   j["layer"] = r.layer;
   j["shape"] = r.shape.to_string();
+  if (r.epilogue != Epilogue::none) j["epilogue"] = to_string(r.epilogue);
   j["cpu"] = r.cpu;
   j["threads"] = r.threads;
   j["cpus"] = r.cpus;

@@ -21,6 +21,7 @@ struct BenchArgs {
   std::string table;
   std::string threads;  // "2" or "1,2"
   bool json = false;
+  std::string epilogue = "none";
 };
 
 }  // namespace
@@ -29,6 +30,7 @@ Runner setup_bench(CLI::App* sub) {
   auto a = std::make_shared<BenchArgs>();
   TuneOptions& o = a->opt.tune;
   add_shape_options(sub, a->which, "resnet18-12");
+  sub->add_option("--epilogue", a->epilogue, epilogue_help())->capture_default_str();
   sub->add_option("--trials", o.trials, "tune now with this many candidates instead of reading the log")
       ->check(trials_check());
   sub->add_option("--search", o.search, "search strategy of that tune: " +
@@ -65,6 +67,7 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
+    a->opt.tune.epilogue = parse_epilogue(a->epilogue);
     std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");

@@ -13,6 +13,7 @@ struct OnednnArgs {
   double min_ms = 100;
   int repeat = 5;
   int threads = 1;
+  std::string epilogue = "none";
 };
 
 }  // namespace
@@ -26,7 +27,10 @@ Runner setup_internal_onednn(CLI::App* sub) {
   sub->add_option("--min-repeat-ms", a->min_ms);
   sub->add_option("--repeat", a->repeat);
   sub->add_option("--threads", a->threads);
-  return [a] { return onednn_child(parse_shape(a->shape), a->cpu, a->min_ms, a->repeat, a->threads); };
+  sub->add_option("--epilogue", a->epilogue);
+  return [a] {
+    return onednn_child(parse_shape(a->shape), a->cpu, a->min_ms, a->repeat, a->threads, parse_epilogue(a->epilogue));
+  };
 }
 
 }  // namespace convtune::cli

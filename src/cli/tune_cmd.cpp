@@ -24,6 +24,7 @@ struct TuneArgs {
   bool json = false;
   bool no_onednn = false;
   int64_t job_index = -1;  // --job-index: one job of the selection
+  std::string epilogue = "none";
 };
 
 }  // namespace
@@ -32,6 +33,7 @@ Runner setup_tune(CLI::App* sub) {
   auto a = std::make_shared<TuneArgs>();
   TuneOptions& o = a->opt;
   add_shape_options(sub, a->which, "yolo9000-12");
+  sub->add_option("--epilogue", a->epilogue, epilogue_help())->capture_default_str();
   sub->add_option("--arch", o.isa, arch_help());
   sub->add_flag("--emulate", o.emulate,
                 "run another architecture's code under qemu-user (e.g. neon on x86; timings not meaningful)");
@@ -92,6 +94,7 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--keep", o.keep_dir, "keep every generated candidate in this directory");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
   return [a, sub] {
+    a->opt.epilogue = parse_epilogue(a->epilogue);
     if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
     if (a->opt.emulate && !sub->count("--threads")) a->opt.threads = 1;  // emulated timings gain nothing from cores
     std::vector<Shape> shapes = selected_shapes(a->which);

@@ -177,6 +177,11 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.fma = get<std::string>(in, "fma", origin);
   isa.load_masked = get<std::string>(in, "load_masked", origin);
   isa.store_masked = get<std::string>(in, "store_masked", origin);
+  auto ep = get<nlohmann::json>(j, "epilogue", origin);
+  if (!ep.is_object()) throw Error(fmt::format("ISA description {}: key 'epilogue' has the wrong type", origin));
+  isa.add = get<std::string>(ep, "add", origin, "epilogue.");
+  isa.max = get<std::string>(ep, "max", origin, "epilogue.");
+  isa.min = get<std::string>(ep, "min", origin, "epilogue.");
   for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);

@@ -18,6 +18,7 @@
 #include "convtune/core/machine.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/offline/peak.h"
+#include "reference.h"
 
 #ifndef CT_PAPI_CFLAGS
 #define CT_PAPI_CFLAGS ""
@@ -28,9 +29,10 @@
 
 namespace convtune {
 
-ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed) {
+ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed, Epilogue epilogue) {
   ProblemData p;
   p.shape = s;
+  p.epilogue = epilogue;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   p.input.resize(size_t(s.N * s.H * s.W * s.C));
@@ -47,6 +49,17 @@ ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed) {
     // The corners, where padding and strides go wrong first.
     p.check_index.push_back(0);
     p.check_index.push_back(int64_t(total) - 1);
+  }
+  // After the picks, so that a problem without an epilogue checks the same points as before.
+  if (has_bias(epilogue)) {
+    std::uniform_real_distribution<float> wide(-8.f, 8.f);
+    p.bias.resize(size_t(s.K));
+    for (auto& x : p.bias) x = wide(rng);
+  }
+  if (has_residual(epilogue)) {
+    std::uniform_real_distribution<float> mid(-4.f, 4.f);
+    p.residual.resize(total);
+    for (auto& x : p.residual) x = mid(rng);
   }
   p.check_value.reserve(p.check_index.size());
   for (int64_t idx : p.check_index) p.check_value.push_back(reference_point(p, idx));
@@ -72,7 +85,8 @@ double reference_point(const ProblemData& p, int64_t index) {
       const float* w = &p.weights[size_t((k * s.C * s.R + r) * s.S + q)];
       for (int64_t c = 0; c < s.C; ++c) sum += double(in[c]) * double(w[c * s.R * s.S]);
     }
-  return sum;
+  return ct_ref_epilogue(int(p.epilogue), sum, p.bias.empty() ? 0.0 : double(p.bias[size_t(k)]),
+                         p.residual.empty() ? 0.0 : double(p.residual[size_t(index)]));
 }
 
 namespace {
@@ -127,15 +141,19 @@ void check_room(const CompileResult& r, const std::vector<std::string>& cc) {
                               joined(cc), why));
 }
 
+// The driver's problem file (microkernels/driver.c run_conv): counts, the
+// tolerance, then input, weights, bias, residual, check points and values.
 void write_problem(const ProblemData& p, const std::string& path) {
-  const int64_t n[4] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
-                        int64_t(p.check_index.size())};
-  std::string f("CTPROB2", 8);
+  const int64_t n[6] = {int64_t(p.input.size()), int64_t(p.weights.size()), int64_t(p.output_size()),
+                        int64_t(p.check_index.size()), int64_t(p.bias.size()), int64_t(p.residual.size())};
+  std::string f("CTPROB3", 8);
   auto put = [&](const void* data, size_t bytes) { f.append(static_cast<const char*>(data), bytes); };
   put(n, sizeof n);
   put(&p.tolerance, 8);
   put(p.input.data(), 4 * p.input.size());
   put(p.weights.data(), 4 * p.weights.size());
+  put(p.bias.data(), 4 * p.bias.size());
+  put(p.residual.data(), 4 * p.residual.size());
   put(p.check_index.data(), 8 * p.check_index.size());
   put(p.check_value.data(), 8 * p.check_value.size());
   write_work_file(path, f);
@@ -268,12 +286,14 @@ std::vector<std::string> Runner::command(const std::string& exe, bool one_cpu) c
 
 std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, int parallel,
                                          const std::string& conv_symbol,
-                                         const std::function<void(size_t)>& on_done) const {
+                                         const std::function<void(size_t)>& on_done, Epilogue epilogue) const {
   Compiler c = cc_;
-  // The driver calls ct_conv_entry (microkernels/driver.c); renaming the
-  // candidate's function lets one compiled driver serve every symbol.
+  // The driver calls ct_conv_entry, or ct_conv_entry_epilogue with bias and
+  // residual (microkernels/driver.c); renaming the candidate's function lets
+  // one compiled driver serve every symbol.
   if (!conv_symbol.empty())
-    for (const char* part : {"=ct_conv_entry", "_pack=ct_conv_pack", "_packed_floats=ct_conv_packed_floats"})
+    for (const char* part : {epilogue == Epilogue::none ? "=ct_conv_entry" : "=ct_conv_entry_epilogue",
+                             "_pack=ct_conv_pack", "_packed_floats=ct_conv_packed_floats"})
       c.flags.push_back("-D" + conv_symbol + part);
   std::vector<CompileResult> built = compile_all(c, jobs, parallel, on_done);
   for (const CompileResult& r : built) check_room(r, c.command);
@@ -393,7 +413,7 @@ RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p
   WorkDir wd("run");
   Runner runner(isa, emulated, cpu, wd.path(), threads);
   const std::string exe = wd.path() + "/candidate";
-  CompileResult built = runner.build({{c_file, exe, cflags}}, 1, symbol)[0];
+  CompileResult built = runner.build({{c_file, exe, cflags}}, 1, symbol, {}, p.epilogue)[0];
   if (!built.ok) {
     RunResult r;
     r.status = "compile_error";

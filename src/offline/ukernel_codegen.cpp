@@ -40,6 +40,47 @@ std::string profile_fn_table(const std::vector<std::string>& names) {
   return o + "};\n";
 }
 
+namespace {
+
+// The epilogue on the accumulators, before the store, when the call completes
+// its blocks' reduction (`last`): B holds the block's biases, Q the residual
+// in the output's layout. The ISA's add/max/min templates; the K tail's
+// partial vector loads with load_masked (masked lanes read 0, never stored).
+std::string emit_epilogue(const Isa& isa, const UkSizes& u, const UkLayout& l, Epilogue e, int k_lanes) {
+  const int V = isa.lanes;
+  auto load = [&](const std::string& ptr, int k) {
+    const int n = std::min(V, k_lanes - k * V);
+    return n == V ? Isa::expand(isa.load, {{"ptr", ptr}})
+                  : Isa::expand(isa.load_masked, {{"ptr", ptr}, {"n", std::to_string(n)}});
+  };
+  auto op = [](const std::string& tmpl, const std::string& a, const std::string& b) {
+    return Isa::expand(tmpl, {{"a", a}, {"b", b}});
+  };
+  std::string o = fmt::format("  if (last) {{  /* epilogue {} (CONTRACT.md \"Epilogues\") */\n", to_string(e));
+  if (e == Epilogue::bias_relu || e == Epilogue::bias_relu6)
+    o += fmt::format("    const {} ct_zero = {};\n", isa.vector_type, isa.zero);
+  if (e == Epilogue::bias_relu6)
+    o += fmt::format("    const {} ct_six = {};\n", isa.vector_type, Isa::expand(isa.broadcast, {{"val", "6.0f"}}));
+  for (int k = 0; k < u.k && k * V < k_lanes; ++k)
+    o += fmt::format("    const {} b_k{} = {};\n", isa.vector_type, k, load(fmt::format("B + {}", k * V), k));
+  for (int h = 0; h < u.h; ++h)
+    for (int w = 0; w < u.w; ++w)
+      for (int k = 0; k < u.k && k * V < k_lanes; ++k) {
+        const std::string a = fmt::format("acc_h{}_w{}_k{}", h, w, k);
+        o += fmt::format("    {0} = {1};\n", a, op(isa.add, a, fmt::format("b_k{}", k)));
+        if (e == Epilogue::bias_add)
+          o += fmt::format("    {0} = {1};\n", a,
+                           op(isa.add, a, load(fmt::format("Q + {}", h * l.out_row + w * l.out_pix + int64_t(k) * V), k)));
+        if (e == Epilogue::bias_relu || e == Epilogue::bias_relu6) o += fmt::format("    {0} = {1};\n", a, op(isa.max, a, "ct_zero"));
+        if (e == Epilogue::bias_relu6) o += fmt::format("    {0} = {1};\n", a, op(isa.min, a, "ct_six"));
+      }
+  o += "  }\n";
+  if (e != Epilogue::bias_add) o += "  (void)Q;  /* no residual */\n";
+  return o;
+}
+
+}  // namespace
+
 std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                          const std::string& name, const UkVariant& v) {
   const int V = isa.lanes;
@@ -73,13 +114,15 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
     std::string rows, cols;
     for (auto [a, b] : v.rows) rows += fmt::format(" [{},{})", a, b);
     for (auto [a, b] : v.cols) cols += fmt::format(" [{},{})", a, b);
-    o += fmt::format("/* border/tail variant: r per h:{}; s per w:{}; k lanes {} */\n",
-                     rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes);
+    o += fmt::format("/* border/tail variant: r per h:{}; s per w:{}; k lanes {}{} */\n",
+                     rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes,
+                     v.epilogue == Epilogue::none ? "" : "; epilogue " + to_string(v.epilogue) + " when last");
   }
+  const bool epilogue = v.epilogue != Epilogue::none;
   o += fmt::format(
       "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"
-      "    float *restrict O, long nc, int accumulate)\n{{\n",
-      name);
+      "    float *restrict O, long nc, int accumulate{})\n{{\n",
+      name, epilogue ? ", int last, const float *restrict B, const float *restrict Q" : "");
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w) {
       o += "  " + isa.vector_type + " ";
@@ -134,6 +177,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   } else {
     o += "  (void)I; (void)io; (void)W; (void)nc;  /* every tap reads padding */\n";
   }
+  if (epilogue) o += emit_epilogue(isa, u, l, v.epilogue, k_lanes);
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w)
       for (int k = 0; k < u.k; ++k)

@@ -52,6 +52,7 @@ struct Gen {
   int sites = 0;
   std::array<std::vector<Term>, kNumDims> terms;
   std::array<int, kNumDims> level{};  // loop-variable counters per dimension
+  Epilogue epilogue = Epilogue::none;
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -119,11 +120,11 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}", v.k_lanes);
+    key += fmt::format("|k{}|{}", v.k_lanes, to_string(v.epilogue));
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
-    if (!v.full()) name += fmt::format("_v{}", variants.size());
+    if (!v.full()) name += fmt::format("_v{}", variants.size());  // epilogue variants too: never the profiled name
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
     return name;
@@ -228,6 +229,22 @@ struct Gen {
                           R * S * kb, S, cu * kb);
     o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K);
     o += in + "const int acc = (c | r | s) != 0;\n";
+    if (epilogue != Epilogue::none) {
+      // The call that completes its output block's reduction applies the
+      // epilogue: the one at the last c block and the last r, s taps (the
+      // loops run upwards, so it is the block's last visit). A reduction
+      // offset with one value at this site needs no test.
+      std::string last;
+      for (auto [d, var] : {std::pair<Dim, const char*>{Dim::c, "c"}, {Dim::r, "r"}, {Dim::s, "s"}}) {
+        const std::set<int64_t> v = values(d);
+        if (v.size() > 1) last += fmt::format("{}{} == {}", last.empty() ? "" : " && ", var, *v.rbegin());
+      }
+      o += in + fmt::format("const int last = {};\n", last.empty() ? "1" : last);
+      o += in + "const float *bp = bias + k;\n";
+      o += in + (has_residual(epilogue)
+                     ? fmt::format("const float *qp = residual + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K)
+                     : std::string("const float *qp = 0;  /* no residual */\n"));
+    }
     std::vector<std::string> sel;
     if (!ht.empty()) sel.push_back(fmt::format("{}[h * {} + r] * {}", ht, sh.stride, nw * nk));
     if (!wt.empty()) sel.push_back(fmt::format("{}[w * {} + s] * {}", wt, sh.stride, nk));
@@ -237,7 +254,9 @@ struct Gen {
       v.rows = ha.patterns[hi];
       v.cols = wa.patterns[wi];
       v.k_lanes = k_lanes[ki];
-      return fmt::format("{}(input, io, wp, op, {}, acc);", variant_fn(u, v), nc);
+      v.epilogue = epilogue;
+      return fmt::format("{}(input, io, wp, op, {}, acc{});", variant_fn(u, v), nc,
+                         epilogue == Epilogue::none ? "" : ", last, bp, qp");
     };
     if (sel.empty()) {
       o += in + call(size_t(*ha.used.begin()), size_t(*wa.used.begin()), 0) + "\n";
@@ -344,6 +363,30 @@ std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const
       fn, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, sh.K);
 }
 
+// The epilogue in the file's comment block ("" for none).
+std::string epilogue_doc(Epilogue e) {
+  switch (e) {
+    case Epilogue::none: return "";
+    case Epilogue::bias: return " * epilogue: bias: output = conv + bias[k] (bias [K])\n";
+    case Epilogue::bias_relu: return " * epilogue: bias,relu: output = max(conv + bias[k], 0) (bias [K])\n";
+    case Epilogue::bias_relu6:
+      return " * epilogue: bias,relu6: output = min(max(conv + bias[k], 0), 6) (bias [K])\n";
+    case Epilogue::bias_add:
+      return " * epilogue: bias,add: output = conv + bias[k] + residual (bias [K], residual [N][Ho][Wo][K])\n";
+  }
+  return "";
+}
+
+// What the header says about bias and residual.
+std::string epilogue_header_doc(Epilogue e) {
+  if (e == Epilogue::none) return "";
+  return fmt::format(
+      "/* Epilogue {}, fused: applied in registers before each output block is stored.\n"
+      "   bias [K]; residual [N][HO][WO][K] {}. Neither is written; the residual\n"
+      "   must not overlap the output. */\n",
+      to_string(e), has_residual(e) ? "(added to the output)" : "is not read: pass NULL");
+}
+
 }  // namespace
 
 int64_t packed_weight_floats(const Shape& sh, int64_t lanes) { return sh.padded_K(lanes) * sh.C * sh.R * sh.S; }
@@ -373,6 +416,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.layout.w_it = sh.R * sh.S * g.cu * g.kb;
   g.layout.out_pix = sh.K;
   g.layout.out_row = sh.Wo() * sh.K;
+  g.epilogue = in.epilogue;
   g.emit(0, 1, 0);
 
   const std::string cfg = to_string(in.config);
@@ -404,10 +448,17 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       " *   weights [K][C][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
       " *           into {} floats: [Kp/{}][C/{}][R][S][{}][{}], Kp = {}\n"
       " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
+      "{}"
       " */\n",
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
       threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
-      fn, packed, g.kb, g.cu, g.cu, g.kb, Kp, sh.N, sh.Ho(), sh.Wo(), sh.K);
+      fn, packed, g.kb, g.cu, g.cu, g.kb, Kp, sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
+  // The entry point's parameters: bias and residual only with an epilogue.
+  const std::string params =
+      in.epilogue == Epilogue::none
+          ? "const float *restrict input, const float *restrict weights,\n    float *restrict output"
+          : "const float *restrict input, const float *restrict weights,\n    const float *restrict bias, "
+            "const float *restrict residual, float *restrict output";
 
   GeneratedKernel out;
   out.packed_floats = packed;
@@ -416,16 +467,15 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   out.c_source = comment + generated_prelude(isa) + g.ukernel_code + g.tables + "\n" +
                  fmt::format("const unsigned long {}_packed_floats = {};\n\n", fn, packed) +
                  emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" +
-                 fmt::format("void {}(const float *restrict input, const float *restrict weights,\n"
-                             "    float *restrict output)\n{{\n",
-                             fn) +
+                 fmt::format("void {}({})\n{{\n", fn, params) +
                  g.body + "}\n";
   out.header = comment + fmt::format(
       "#ifndef CT_{0}_H\n#define CT_{0}_H\n\n"
       "#define {0}_N {1}\n#define {0}_K {2}\n#define {0}_C {3}\n"
       "#define {0}_H {4}\n#define {0}_W {5}\n#define {0}_R {6}\n#define {0}_S {7}\n"
       "#define {0}_STRIDE {8}\n#define {0}_PAD {9}\n#define {0}_HO {10}\n#define {0}_WO {11}\n"
-      "#define {0}_PACKED_FLOATS {12}\n\n"
+      "#define {0}_PACKED_FLOATS {12}\n"
+      "#define {0}_EPILOGUE \"{15}\"\n\n"
       "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n"
       "/* Floats of the packed weight buffer ({0}_PACKED_FLOATS). */\n"
       "extern const unsigned long {13}_packed_floats;\n"
@@ -433,11 +483,12 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "void {13}_pack(const float *restrict kcrs, float *restrict packed);\n"
       "/* input [N][H][W][C], not padded; weights as packed by {13}_pack; output\n"
       "   [N][HO][WO][K], overwritten. No alignment required; nothing is allocated. */\n"
+      "{16}"
       "{14}"
-      "void {13}(const float *restrict input, const float *restrict weights,\n"
-      "    float *restrict output);\n"
+      "void {13}({17});\n"
       "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
-      FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), packed, fn, threads_doc);
+      FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
+      to_string(in.epilogue), epilogue_header_doc(in.epilogue), params);
   return out;
 }
 

@@ -21,7 +21,7 @@ std::string finalists_winner(const std::string& log_path) {
 
 }  // namespace
 
-DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads) {
+DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads, Epilogue epilogue) {
   DeliveredKernel d;
   const std::vector<Record> recs = read_records(log_path);
   d.records = int64_t(recs.size());
@@ -35,12 +35,16 @@ DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape
       if (d.other_shape.empty() && !d.other_threads) d.other_threads = r.threads;
       continue;
     }
+    if (r.epilogue != epilogue) {
+      if (d.other_shape.empty() && !d.other_threads && !d.other_epilogue) d.other_epilogue = r.epilogue;
+      continue;
+    }
     if (r.status == "ok" && (!d.found || r.gflops > d.record.gflops)) {
       d.record = r;
       d.found = true;
     }
   }
-  if (!d.other_shape.empty() || d.other_threads) {  // a foreign log delivers nothing
+  if (!d.other_shape.empty() || d.other_threads || d.other_epilogue) {  // a foreign log delivers nothing
     d.found = false;
     d.record = Record{};
     return d;

@@ -299,6 +299,10 @@ ExportResult run_export(const ExportOptions& opt) {
       if (d.other_threads)
         throw Error(fmt::format("log '{}' of {} was measured with --threads {}, not {}; pass --threads {}", log,
                                 layer, d.other_threads, opt.threads, d.other_threads));
+      if (d.other_epilogue)  // the library's dispatcher has no fused epilogue yet (export.h)
+        throw Error(fmt::format("log '{}' of {} was tuned with --epilogue {}; export builds kernels without an "
+                                "epilogue: tune the layer without --epilogue into another --out",
+                                log, layer, to_string(*d.other_epilogue)));
       if (d.found && (!best.found || d.record.gflops > best.record.gflops)) {
         best = d;
         k.log = log;

@@ -44,6 +44,7 @@ nlohmann::json Record::to_json() const {
   if (emulated) j["emulated"] = true;
   if (threads > 1) j["threads"] = threads;
   if (machine.known()) j["machine"] = machine.to_json();
+  if (epilogue != Epilogue::none) j["epilogue"] = to_string(epilogue);
   return j;
 }
 
@@ -95,6 +96,13 @@ Record Record::from_json(const nlohmann::json& j) {
   if (const json* v = counter(j, "threads")) {
     if (*v < 1 || *v > 4096) throw Error(fmt::format("key 'threads' is {}; it must be in [1, 4096]", v->dump()));
     r.threads = v->get<int>();
+  }
+  if (const json* v = field(j, "epilogue", false, &json::is_string, "a string")) {
+    const std::string e = v->get<std::string>();
+    const auto& names = epilogue_names();
+    if (std::find(names.begin(), names.end(), e) == names.end())
+      throw Error(fmt::format("key 'epilogue' is '{}'; it must be one of: {}", e, fmt::join(names, " | ")));
+    r.epilogue = parse_epilogue(e);
   }
   r.note = text(j, "note");
   if (j.contains("machine")) r.machine = MachineId::from_json(j["machine"]);

@@ -72,8 +72,9 @@ void check_tune_options(const TuneOptions& opt) {
     throw Error(fmt::format("unknown --search '{}'; choose one of: {}", opt.search, fmt::join(names, ", ")));
 }
 
-std::string default_out_dir(const std::string& layer, int threads) {
-  return threads > 1 ? fmt::format("convtune-out/{}-t{}", layer, threads) : "convtune-out/" + layer;
+std::string default_out_dir(const std::string& layer, int threads, Epilogue epilogue) {
+  const std::string base = "convtune-out/" + layer + epilogue_suffix(epilogue);
+  return threads > 1 ? fmt::format("{}-t{}", base, threads) : base;
 }
 
 std::string layer_id(const Shape& s) {
@@ -86,6 +87,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   TuneResult res;
   res.shape = opt.shape;
   res.layer = layer_id(opt.shape);
+  res.epilogue = opt.epilogue;
   res.search = opt.search;
   check_tune_options(opt);
   Isa isa = load_isa(opt.isa);
@@ -115,7 +117,8 @@ TuneResult run_tune(const TuneOptions& opt) {
   sopt.l3_bytes = machine.l3_bytes;
   auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
-  const std::string out_dir = opt.out_dir.empty() ? default_out_dir(res.layer, opt.threads) : opt.out_dir;
+  const std::string out_dir =
+      opt.out_dir.empty() ? default_out_dir(res.layer, opt.threads, opt.epilogue) : opt.out_dir;
   res.log_path = opt.log.empty() ? out_dir + "/log.jsonl" : opt.log;
   ensure_writable(res.log_path, "--log");
   ensure_writable(out_dir + "/" + res.layer + ".c", "--out");  // fail now, not after the tune
@@ -143,6 +146,10 @@ TuneResult run_tune(const TuneOptions& opt) {
       throw Error(fmt::format("log '{}' was measured with --threads {}, not {}; resume with --threads {} or use "
                               "another --log",
                               res.log_path, r.threads, opt.threads, r.threads));
+    if (r.epilogue != opt.epilogue)
+      throw Error(fmt::format("log '{}' was tuned with --epilogue {}, not {}; resume with --epilogue {} or use "
+                              "another --log",
+                              res.log_path, to_string(r.epilogue), to_string(opt.epilogue), to_string(r.epilogue)));
     Config c;
     try {
       c = parse_config(r.config);
@@ -178,8 +185,10 @@ TuneResult run_tune(const TuneOptions& opt) {
     if (runner.emulated())
       std::fprintf(stderr, "convtune: running %s code under %s (emulated: timings not meaningful)\n",
                    isa.name.c_str(), runner.emulator().c_str());
-    std::fprintf(stderr, "convtune: tuning %s (%s) with %s search; class table %s\n", res.layer.c_str(),
-                 opt.shape.to_string().c_str(), opt.search.c_str(), table.origin.c_str());
+    std::fprintf(stderr, "convtune: tuning %s (%s)%s with %s search; class table %s\n", res.layer.c_str(),
+                 opt.shape.to_string().c_str(),
+                 opt.epilogue == Epilogue::none ? "" : (" with epilogue " + to_string(opt.epilogue)).c_str(),
+                 opt.search.c_str(), table.origin.c_str());
     if (opt.threads == 1)
       std::fprintf(stderr, "convtune: space: %.4g configurations over %zu microkernel choices; peak %.1f GFLOP/s on CPU %d\n",
                    res.space_size, res.space_choices, res.peak_gflops, cpu);
@@ -195,7 +204,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                    previous.size());
   }
 
-  ProblemData data = ProblemData::make(opt.shape, opt.check_points, 20221101);
+  ProblemData data = ProblemData::make(opt.shape, opt.check_points, 20221101, opt.epilogue);
   runner.set_problem(data);
   TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
   const int jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
@@ -217,13 +226,13 @@ TuneResult run_tune(const TuneOptions& opt) {
                                 std::vector<GeneratedKernel>& gen, std::vector<CompileJob>& cjobs) {
     for (size_t i = 0; i < cs.size(); ++i) {
       GeneratedKernel k = generate_conv(isa, {opt.shape, cs[i], fn,
-                                              fmt::format("{} ({})", table.origin, table.created)});
+                                              fmt::format("{} ({})", table.origin, table.created), opt.epilogue});
       std::string base = wd.path() + "/" + names[i];
       write_work_file(base + ".c", k.c_source);
       cjobs.push_back({base + ".c", base, k.cflags});  // -fopenmp for a P loop
       gen.push_back(std::move(k));
     }
-    return runner.build(cjobs, jobs, fn);
+    return runner.build(cjobs, jobs, fn, {}, opt.epilogue);
   };
 
   while (res.trials < opt.trials && !interrupted()) {
@@ -262,6 +271,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       r.emulated = res.emulated;
       r.threads = opt.threads;
       r.machine = here;
+      r.epilogue = opt.epilogue;
       if (!built[i].ok) {
         r.status = "compile_error";
         r.detail = built[i].log.substr(0, 600);
@@ -352,7 +362,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     }
     rank_finalists(res.finalists);
     const int w = interrupted() ? -1
-                                : full_check(runner, ProblemData::make(opt.shape, 0, 20221101),
+                                : full_check(runner, ProblemData::make(opt.shape, 0, 20221101, opt.epilogue),
                                              res.finalists, opt.timeout_s, stop);
     res.interrupted = interrupted();
     if (res.interrupted) {  // as for a search interrupted: the search's best, unconfirmed
@@ -393,7 +403,8 @@ TuneResult run_tune(const TuneOptions& opt) {
     GeneratedKernel k = it != kernels.end()
                             ? it->second
                             : generate_conv(isa, {opt.shape, parse_config(res.best.config), fn,
-                                                  fmt::format("{} ({})", table.origin, table.created)});
+                                                  fmt::format("{} ({})", table.origin, table.created),
+                                                  opt.epilogue});
     res.kernel_c = out_dir + "/" + res.layer + ".c";
     res.kernel_h = out_dir + "/" + res.layer + ".h";
     const std::string fix = fmt::format("choose another --out; the log '{}' keeps every result", res.log_path);
@@ -406,7 +417,8 @@ TuneResult run_tune(const TuneOptions& opt) {
 
 std::string tune_summary(const TuneResult& r) {
   std::string o;
-  o += fmt::format("{}: {} ({})\n", r.interrupted ? "interrupted" : "done", r.layer, r.shape.to_string());
+  o += fmt::format("{}: {} ({}){}\n", r.interrupted ? "interrupted" : "done", r.layer, r.shape.to_string(),
+                   r.epilogue == Epilogue::none ? "" : " with epilogue " + to_string(r.epilogue));
   o += fmt::format("trials: {} ({} this run), failed: {}, wall time: {:.1f} s{}\n", r.trials, r.new_trials,
                    r.failed, r.wall_s,
                    r.new_trials ? fmt::format(" ({:.2f} s per candidate)", r.wall_s / double(r.new_trials)) : "");
@@ -440,6 +452,7 @@ std::string tune_json(const TuneResult& r) {
   nlohmann::json j;
   j["layer"] = r.layer;
   j["shape"] = r.shape.to_string();
+  if (r.epilogue != Epilogue::none) j["epilogue"] = to_string(r.epilogue);
   j["search"] = r.search;
   j["trials"] = r.trials;
   j["new_trials"] = r.new_trials;

@@ -14,11 +14,11 @@
 
 namespace convtune {
 
-int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads) {
+int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads, Epilogue epilogue) {
   nlohmann::json j;
   try {
     pin_to_cpus(measuring_cpus(cpu, threads));  // before oneDNN starts its OpenMP threads: they inherit the set
-    ProblemData p = ProblemData::make(shape, 1000, 20221101);
+    ProblemData p = ProblemData::make(shape, 1000, 20221101, epilogue);
     std::string missing;
     auto dn = make_onednn(p, &missing, threads);
     if (!dn) throw Error(missing.empty() ? "oneDNN is not in this build" : missing);
@@ -43,7 +43,8 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   const double limit = std::max(120.0, o.timeout_s);
   ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(),
                              "--cpu", std::to_string(cpu), "--min-repeat-ms", fmt::format("{}", o.min_repeat_ms),
-                             "--repeat", std::to_string(o.repeat), "--threads", std::to_string(o.threads)},
+                             "--repeat", std::to_string(o.repeat), "--threads", std::to_string(o.threads),
+                             "--epilogue", to_string(r.epilogue)},
                             limit);
   std::string last;
   for (const auto& line : pr.lines) {

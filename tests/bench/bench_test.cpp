@@ -73,6 +73,67 @@ TEST(Bench, BaselinesComputeTheReference) {
   }
 }
 
+// Issue 13: the baselines apply the same epilogue (oneDNN post-ops, a loop
+// after the GEMM) and agree with the reference, which the epilogue changes.
+TEST(Bench, BaselinesApplyTheEpilogue) {
+  for (const char* shape : {"K=20,C=8,H=9,R=3", "K=16,C=24,H=5,R=1"}) {
+    for (Epilogue e : {Epilogue::bias, Epilogue::bias_relu, Epilogue::bias_relu6, Epilogue::bias_add}) {
+      ProblemData p = ProblemData::make(parse_shape(shape), 0, 7, e);
+      ProblemData plain = ProblemData::make(parse_shape(shape), 0, 7);
+      EXPECT_NE(check_output(p, reference_output(plain), "plain", "-"), "") << shape << " " << to_string(e);
+      std::string missing_dnn, missing_blas;
+      auto dnn = make_onednn(p, &missing_dnn);
+      auto blas = make_im2col_blas(p, &missing_blas);
+      for (Baseline* b : {dnn.get(), blas.get()}) {
+        if (!b) continue;
+        b->run();
+        EXPECT_EQ(check_output(p, b->output(), b->impl(), "-"), "") << shape << " " << to_string(e);
+      }
+    }
+  }
+}
+
+// Issue 13 end to end, in the default out dirs: tune --epilogue fuses it into
+// every candidate (checked at every output element), records it, keeps its
+// own out dir and compares with oneDNN doing the same; bench --epilogue finds
+// that log and every implementation agrees; another epilogue's log is refused.
+TEST(Bench, EpilogueEndToEnd) {
+  test::TempDir td;
+  const std::string in_td = "cd " + td.path() + " && " + CONVTUNE_BIN;
+  const std::string common = " --shape " + kShape + kFast + " --threads 1 --json --epilogue bias,add";
+  ASSERT_EQ(std::system((in_td + " tune" + common + " --trials 1 --table " + kTable + " > out 2> err").c_str()), 0)
+      << test::read_file(td.file("err"));
+  auto j = nlohmann::json::parse(test::read_file(td.file("out")));
+  EXPECT_EQ(j["epilogue"], "bias,add");
+  if (onednn_missing().empty()) EXPECT_TRUE(j["onednn"].contains("gflops")) << j["onednn"];
+  const std::string layer = "N1_K32_C16_H8_W8_R3_S3_st1_p1", dir = td.path() + "/convtune-out/" + layer + "-bias-add";
+  const nlohmann::json rec = nlohmann::json::parse(test::read_file(dir + "/log.jsonl"));
+  EXPECT_EQ(rec["epilogue"], "bias,add");
+  EXPECT_EQ(rec["status"], "ok") << rec;
+  EXPECT_NE(test::read_file(dir + "/" + layer + ".h").find("const float *restrict residual, float *restrict output);"),
+            std::string::npos);
+
+  ASSERT_EQ(std::system((in_td + " bench" + common + " > out 2> err").c_str()), 0) << test::read_file(td.file("err"));
+  j = nlohmann::json::parse(test::read_file(td.file("out")));
+  EXPECT_EQ(j["epilogue"], "bias,add");
+  EXPECT_EQ(j["log"], "convtune-out/" + layer + "-bias-add/log.jsonl");
+  EXPECT_GT(j["convtune"]["gflops"].get<double>(), 0);
+  for (const char* lib : {"onednn", "im2col_blas"})
+    if (!j[lib].contains("missing")) EXPECT_GT(j[lib]["seconds"].get<double>(), 0) << lib;
+
+  auto r = run_cli("bench --shape " + kShape + kFast + " --threads 1 --log " + dir + "/log.jsonl");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: log '" + dir +
+                       "/log.jsonl' was tuned with --epilogue bias,add, not none; pass --epilogue bias,add, tune with "
+                       "--trials N, or use another --log\n");
+  r = run_cli("tune --shape " + kShape + kFast + " --trials 2 --threads 1 --resume --table " + kTable + " --log " +
+              dir + "/log.jsonl");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: log '" + dir +
+                       "/log.jsonl' was tuned with --epilogue bias,add, not none; resume with --epilogue bias,add or "
+                       "use another --log\n");
+}
+
 TEST(Bench, WrongKernelStopsTheComparison) {
   test::TempDir td;
   auto r = run_cli("tune --shape " + kShape + kFast + " --trials 2 --no-onednn --table " + kTable + " --out " + td.path());

@@ -94,6 +94,20 @@ TEST(CliOptions, ErrorsComeBeforeTheTableWarning) {
                        "': cannot create its directory (Not a directory); choose another --out\n");
 }
 
+// --epilogue takes one of five spellings; anything else is one line listing them.
+TEST(CliOptions, UnknownEpilogueListsTheChoices) {
+  for (const char* cmd : {"tune", "bench"}) {
+    auto r = run_cli(std::string(cmd) + kShape + " --epilogue foo");
+    EXPECT_EQ(r.exit_code, 1) << cmd;
+    EXPECT_EQ(r.err, "convtune: error: unknown --epilogue 'foo'; choose one of: none | bias | bias,relu | bias,relu6 | "
+                     "bias,add\n")
+        << cmd;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+  auto r = run_cli("tune" + kShape + " --epilogue relu,bias");  // the order is part of the spelling
+  EXPECT_EQ(r.err.rfind("convtune: error: unknown --epilogue 'relu,bias'; choose one of: ", 0), 0u) << r.err;
+}
+
 TEST(CliOptions, JsonErrorIsAJsonLineOnStdout) {
   auto r = run_cli("tune --json --shape K=0,C=3,H=8,R=3");
   EXPECT_EQ(r.exit_code, 1);

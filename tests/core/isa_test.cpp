@@ -74,6 +74,23 @@ TEST(IsaSpace, BadTapsSpaceNamesTheKey) {
             "ISA description x.json: key 'taps_space.output_regs' takes [min, max] with 1 <= min <= max");
 }
 
+// The epilogue operations are data too (issue 13): a missing one is named.
+TEST(IsaSpace, EpilogueOperationsAreData) {
+  for (const auto& name : known_isas()) {
+    Isa isa = load_isa(name);
+    for (const std::string* op : {&isa.add, &isa.max, &isa.min}) {
+      EXPECT_NE(op->find("{a}"), std::string::npos) << name;
+      EXPECT_NE(op->find("{b}"), std::string::npos) << name;
+    }
+  }
+  nlohmann::json j = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
+  j["epilogue"].erase("min");
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'epilogue.min' is missing");
+  j.erase("epilogue");
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }), "ISA description x.json: key 'epilogue' is missing");
+}
+
 TEST(IsaSpace, NeonHasTheBoundsOf32Registers) {
   Isa neon = load_isa("neon");
   EXPECT_EQ(neon.lanes, 4);

@@ -141,6 +141,37 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
         Case{"N=2,K=4,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
 
+// Issue 13 on 4 lanes (natively or under qemu): the epilogue's ISA data for
+// NEON, with a K tail of 2 lanes read lane by lane (ct_neon_load_n), tap and
+// channel loops outside the microkernel and padding.
+TEST(ConvNeonEpilogue, EqualsReferenceEverywhere) {
+  Isa isa = load_isa("neon");
+  const bool native = cpu_supports(isa);
+  if (!native) SKIP_UNLESS_EMULATION_WORKS();
+  const Shape shape = parse_shape("K=6,C=4,H=5,R=3,pad=1");
+  const Config cfg = parse_config("[T(2,c), T(3,r), T(5,h), T(3,s), T(2,c), U(5,w), U(2,k), V(k)]");
+  const Epilogue eps[] = {Epilogue::bias_relu6, Epilogue::bias_add};
+  test::TempDir td;
+  std::vector<CompileJob> jobs;
+  std::vector<std::string> srcs;
+  for (Epilogue e : eps) {
+    GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_conv", "test", e});
+    const std::string base = td.file(to_string(e) == "bias,add" ? "add" : "relu6");
+    test::write_file(base + ".c", k.c_source);
+    jobs.push_back({base + ".c", base});
+    srcs.push_back(k.c_source);
+  }
+  Runner runner(isa, !native, native ? default_cpu() : -1, td.path());
+  const auto built = runner.build(jobs, 1, "ct_conv", {}, Epilogue::bias);  // both have the 5-argument entry
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSERT_TRUE(built[i].ok) << built[i].log;
+    runner.set_problem(ProblemData::make(shape, 0, 42, eps[i]));  // every output element
+    RunResult r = runner.run_conv(jobs[i].output, TimingProtocol{1, 1, 0}, 120);
+    EXPECT_EQ(r.status, "ok") << to_string(eps[i]) << ": " << r.detail << "\n" << srcs[i];
+  }
+  EXPECT_NE(srcs[1].find("vaddq_f32(acc_h0_w0_k1, ct_neon_load_n(Q + 4, 2))"), std::string::npos) << srcs[1];
+}
+
 TEST(NeonCli, RefusesWithoutEmulate) {
   if (cpu_supports(load_isa("neon"))) GTEST_SKIP() << "this CPU runs NEON natively";
   const std::string err = "convtune: error: this CPU cannot run neon code; pass --emulate to run it under "

@@ -10,6 +10,8 @@
 #include "convtune/execution/runner.h"
 #include "test_util.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 namespace convtune {
@@ -22,16 +24,20 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
 
+// `checked_as`: the epilogue of the reference the kernel is checked against
+// (by default its own).
 RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, std::string* src_out = nullptr,
-                        int threads = 1) {
+                        int threads = 1, Epilogue epilogue = Epilogue::none,
+                        std::optional<Epilogue> checked_as = std::nullopt) {
   test::TempDir td;
-  CodegenInput in{shape, cfg, "ct_conv", "test"};
+  CodegenInput in{shape, cfg, "ct_conv", "test", epilogue};
   GeneratedKernel k = generate_conv(isa, in);
   if (src_out) *src_out = k.c_source;
   test::write_file(td.file("k.c"), k.c_source);
   // Every output element; the driver also checks the guard zones around the
-  // output and the packed weights and reads the input against inaccessible pages.
-  ProblemData p = ProblemData::make(shape, 0, 42);
+  // output and the packed weights, reads the input (bias, residual) against
+  // inaccessible pages and checks that bias and residual stay unmodified.
+  ProblemData p = ProblemData::make(shape, 0, 42, checked_as.value_or(epilogue));
   TimingProtocol quick{1, 1, 0};
   return build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), quick, 60, k.cflags, threads);
 }
@@ -85,15 +91,17 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
   return 1;
 }
 
-Config border_config(const Shape& s, int lanes, bool taps) {
+// `c_outer` > 1 splits the channels with an outermost T(c_outer, c) loop.
+Config border_config(const Shape& s, int lanes, bool taps, int64_t c_outer = 1) {
   const int64_t kv = s.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
   const int64_t uw = largest_divisor(s.Wo(), 4), uh = largest_divisor(s.Ho(), 2);
-  const int64_t cu = taps ? largest_divisor(s.C, 2) : 1;
+  const int64_t cu = taps ? largest_divisor(s.C / c_outer, 2) : 1;
   std::string t = "[";
+  if (c_outer > 1) t += fmt::format("T({},c), ", c_outer);
   if (!taps) t += fmt::format("T({},r), ", s.R);
   t += fmt::format("T({},k), T({},h), T({},w), ", kv / uk, s.Ho() / uh, s.Wo() / uw);
   if (!taps) t += fmt::format("T({},s), ", s.S);
-  t += fmt::format("T({},c), ", s.C / cu);
+  t += fmt::format("T({},c), ", s.C / c_outer / cu);
   if (taps) t += fmt::format("U({},s), U({},r), U({},c), ", s.S, s.R, cu);
   t += fmt::format("U({},w), U({},h), U({},k), V(k)]", uw, uh, uk);
   return parse_config(t);
@@ -128,6 +136,80 @@ INSTANTIATE_TEST_SUITE_P(
             // C = 3 (an RGB input) and exact K: 1, 20, 40 and 28269 (yolo9000-23 in small)
             Border{"K=1,C=3,H=6,R=3,pad=1", true}, Border{"K=20,C=3,H=5,R=3,pad=1", true},
             Border{"K=40,C=4,H=6,R=3,pad=1", false}, Border{"K=28269,C=2,H=2,R=1,pad=0", true})));
+
+// Issue 13: fused epilogues, for every ISA this CPU runs, equal the reference
+// (convolution, then ct_ref_epilogue) at every output element with guard
+// zones: a K tail (K = 20) whose biases and residual load masked, padding
+// borders, a whole filter in the microkernel (every call completes its block)
+// and tap and channel loops outside it (only the last c, r, s call applies it).
+struct EpCase {
+  const char* shape;
+  bool taps;        // as Border
+  int64_t c_outer;  // border_config's channel split
+};
+
+// One runner per ISA (the driver compiled once) for the 4 epilogues x 2 cases.
+class ConvEpilogues : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvEpilogues, EqualReferenceEverywhereWithGuardZones) {
+  Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  const EpCase cases[] = {{"K=20,C=2,H=4,R=3,pad=1", true, 1}, {"K=20,C=4,H=5,R=3,stride=2,pad=1", false, 2}};
+  struct Kernel {
+    Epilogue e;
+    Shape shape;
+    Config cfg;
+    std::string src;
+  };
+  std::vector<Kernel> kernels;
+  std::vector<CompileJob> jobs;
+  test::TempDir td;
+  for (Epilogue e : {Epilogue::bias, Epilogue::bias_relu, Epilogue::bias_relu6, Epilogue::bias_add})
+    for (const EpCase& c : cases) {
+      Kernel k{e, parse_shape(c.shape), {}, ""};
+      k.cfg = border_config(k.shape, isa.lanes, c.taps, c.c_outer);
+      GeneratedKernel g = generate_conv(isa, {k.shape, k.cfg, "ct_conv", "test", e});
+      k.src = g.c_source;
+      const std::string base = td.file("k" + std::to_string(kernels.size()));
+      test::write_file(base + ".c", g.c_source);
+      jobs.push_back({base + ".c", base, g.cflags});
+      kernels.push_back(k);
+    }
+  Runner runner(isa, false, default_cpu(), td.path());
+  // Every kernel here has an epilogue, hence the driver's 5-argument entry.
+  const std::vector<CompileResult> built = runner.build(jobs, 1, "ct_conv", {}, Epilogue::bias);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    const std::string what = to_string(k.e) + " " + to_string(k.cfg) + " on " + k.shape.to_string();
+    ASSERT_TRUE(built[i].ok) << what << ": " << built[i].log;
+    runner.set_problem(ProblemData::make(k.shape, 0, 42, k.e));  // every output element
+    RunResult r = runner.run_conv(jobs[i].output, TimingProtocol{1, 1, 0}, 60);
+    EXPECT_EQ(r.status, "ok") << what << ": " << r.detail << "\n" << k.src.substr(k.src.find("void ct_conv("), 3000);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ConvEpilogues, ::testing::Values(std::string("avx512"), std::string("avx2")));
+
+// The data makes every epilogue matter (ReLU6 output both clamped at 0 and
+// at 6), and the check sees it: a kernel whose epilogue differs from the
+// reference's is a wrong result.
+TEST(ConvEpilogueCheck, AnotherEpilogueIsAWrongResult) {
+  Isa isa = load_isa(best_isa());
+  const Shape shape = parse_shape("K=20,C=3,H=5,R=3,pad=1");
+  ProblemData p = ProblemData::make(shape, 0, 42, Epilogue::bias_relu6);
+  size_t low = 0, high = 0;
+  for (double v : p.check_value) {
+    low += v == 0;
+    high += v == 6;
+  }
+  EXPECT_GT(low, p.check_value.size() / 10);
+  EXPECT_GT(high, p.check_value.size() / 20);
+  const Config cfg = border_config(shape, isa.lanes, true);
+  RunResult r = build_and_run(isa, shape, cfg, nullptr, 1, Epilogue::bias_relu, Epilogue::bias_relu6);
+  EXPECT_EQ(r.status, "wrong_result") << r.detail;  // not clamped at 6
+  r = build_and_run(isa, shape, cfg, nullptr, 1, Epilogue::bias, Epilogue::bias_add);
+  EXPECT_EQ(r.status, "wrong_result") << r.detail;  // the residual not added
+}
 
 // Issue 12: P loops run on OpenMP threads, pinned to 2 CPUs, and still equal
 // the reference at every output element (each output written by one thread).
@@ -277,6 +359,45 @@ TEST(ConvCodegenText, KTailIsMasked) {
   EXPECT_NE(k.c_source.find("_mm512_maskz_loadu_ps((__mmask16)((1u << 4) - 1u), O + 16)"), std::string::npos);
   EXPECT_NE(k.header.find("#define F_PACKED_FLOATS 64"), std::string::npos);  // Kp 32 x C 2
   EXPECT_EQ(k.c_source.find("switch"), std::string::npos);  // the one k block is always the tail
+}
+
+// The epilogue's signature and header (CONTRACT.md "Epilogues"), the `last`
+// test of the loops outside the microkernel, and the K tail's masked loads of
+// the biases and the residual; without an epilogue the signature is unchanged.
+TEST(ConvCodegenText, EpilogueSignatureAndLastCall) {
+  Isa isa = load_isa("avx512");
+  const Shape shape = parse_shape("K=20,C=4,H=4,R=3,pad=1");
+  const Config cfg = parse_config("[T(2,c), T(3,r), T(4,h), T(3,s), T(2,c), U(4,w), U(2,k), V(k)]");
+  GeneratedKernel k = generate_conv(isa, {shape, cfg, "f", "", Epilogue::bias_add});
+  const std::string sig =
+      "void f(const float *restrict input, const float *restrict weights,\n    const float *restrict bias, const "
+      "float *restrict residual, float *restrict output)";
+  EXPECT_NE(k.c_source.find(sig + "\n{"), std::string::npos) << k.c_source;
+  EXPECT_NE(k.header.find(sig + ";"), std::string::npos) << k.header;
+  EXPECT_NE(k.header.find("#define F_EPILOGUE \"bias,add\""), std::string::npos);
+  EXPECT_NE(k.c_source.find(" * epilogue: bias,add: output = conv + bias[k] + residual"), std::string::npos);
+  EXPECT_NE(k.c_source.find("const int last = c == 2 && r == 2 && s == 2;"), std::string::npos) << k.c_source;
+  EXPECT_NE(k.c_source.find("const float *qp = residual + n * 320 + h * 80 + w * 20 + k;"), std::string::npos);
+  EXPECT_NE(k.c_source.find("_mm512_maskz_loadu_ps((__mmask16)((1u << 4) - 1u), B + 16)"), std::string::npos);
+  EXPECT_NE(k.c_source.find("_mm512_maskz_loadu_ps((__mmask16)((1u << 4) - 1u), Q + 76)"), std::string::npos);
+  EXPECT_NE(k.c_source.find("acc_h0_w0_k0 = _mm512_add_ps(acc_h0_w0_k0, b_k0);"), std::string::npos);
+
+  // A whole filter and all channels in the microkernel: every call is the last.
+  GeneratedKernel six = generate_conv(
+      isa, {shape, parse_config("[T(4,h), T(4,c), U(3,s), U(3,r), U(4,w), U(2,k), V(k)]"), "f", "",
+            Epilogue::bias_relu6});
+  EXPECT_NE(six.c_source.find("const int last = 1;"), std::string::npos) << six.c_source;
+  EXPECT_NE(six.c_source.find("const float *qp = 0;"), std::string::npos);
+  EXPECT_NE(six.c_source.find("_mm512_min_ps(acc_h0_w3_k1, ct_six)"), std::string::npos);
+  EXPECT_NE(six.c_source.find("const __m512 ct_six = _mm512_set1_ps(6.0f);"), std::string::npos);
+  EXPECT_NE(six.header.find("residual [N][HO][WO][K] is not read: pass NULL"), std::string::npos);
+
+  GeneratedKernel none = generate_conv(isa, {shape, cfg, "f", ""});
+  EXPECT_NE(none.c_source.find("void f(const float *restrict input, const float *restrict weights,\n    float "
+                               "*restrict output)\n{"),
+            std::string::npos);
+  EXPECT_EQ(none.c_source.find("last"), std::string::npos);
+  EXPECT_NE(none.header.find("#define F_EPILOGUE \"none\""), std::string::npos);
 }
 
 TEST(ConvCodegenText, InvalidConfigIsRejected) {

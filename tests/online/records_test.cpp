@@ -48,6 +48,13 @@ TEST(Records, RoundTripThroughTheLog) {
   EXPECT_EQ(two.to_json()["threads"], 2);
   EXPECT_FALSE(sample(3).to_json().contains("threads"));
   EXPECT_EQ(Record::from_json(two.to_json()).threads, 2);
+  // The epilogue (issue 13): written when not none, so old logs read as none.
+  EXPECT_EQ(c.records[1].epilogue, Epilogue::none);
+  EXPECT_FALSE(sample(3).to_json().contains("epilogue"));
+  Record fused = sample(3);
+  fused.epilogue = Epilogue::bias_relu6;
+  EXPECT_EQ(fused.to_json()["epilogue"], "bias,relu6");
+  EXPECT_EQ(Record::from_json(fused.to_json()).epilogue, Epilogue::bias_relu6);
   EXPECT_TRUE(read_log(td.file("none.jsonl")).records.empty());  // no log yet
   EXPECT_TRUE(read_log("/dev/null").records.empty());            // not a regular file: nothing to read
 }
@@ -111,6 +118,14 @@ TEST(Records, InvalidCompleteLinesAreRefusedWithTheLineNumber) {
   k = j;
   k["threads"] = 0;
   EXPECT_EQ(refusal(k), at + "key 'threads' is 0; it must be in [1, 4096]" + fix);
+  k = j;
+  k["epilogue"] = "bias,gelu";
+  EXPECT_EQ(refusal(k),
+            at + "key 'epilogue' is 'bias,gelu'; it must be one of: none | bias | bias,relu | bias,relu6 | bias,add" +
+                fix);
+  k = j;
+  k["epilogue"] = 2;
+  EXPECT_EQ(refusal(k), at + "key 'epilogue' is a number, not a string" + fix);
   k = j;
   k["samples"] = {1.0, "x"};
   EXPECT_EQ(refusal(k), at + "key 'samples' holds string, not only numbers" + fix);

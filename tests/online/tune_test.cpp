@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine.h"
+#include "convtune/online/tune.h"
 #include "test_util.h"
 
 namespace convtune {
@@ -172,6 +173,13 @@ TEST(Tune, ThreadsTwoTunesParallelKernels) {
     EXPECT_FALSE(rec.contains("threads"));
     EXPECT_EQ(rec["config"].get<std::string>().find("P("), std::string::npos) << rec["config"];
   }
+}
+
+TEST(Tune, DefaultOutDirNamesThreadsAndEpilogue) {
+  EXPECT_EQ(default_out_dir("resnet18-2", 1), "convtune-out/resnet18-2");
+  EXPECT_EQ(default_out_dir("resnet18-2", 2), "convtune-out/resnet18-2-t2");
+  EXPECT_EQ(default_out_dir("resnet18-2", 1, Epilogue::bias_relu), "convtune-out/resnet18-2-bias-relu");
+  EXPECT_EQ(default_out_dir("resnet18-2", 2, Epilogue::bias_add), "convtune-out/resnet18-2-bias-add-t2");
 }
 
 TEST(Tune, BadShapesAndLayers) {

@@ -18,7 +18,8 @@ class Baseline {
   /// One convolution (the timed call).
   virtual void run() = 0;
   /// The last run's output as [N][Ho][Wo][K] (runner.h ProblemData), for
-  /// the agreement check.
+  /// the agreement check. With the bias,add epilogue only the first run's
+  /// equals the reference (oneDNN's sum post-op accumulates into its output).
   virtual std::vector<float> output() = 0;
 };
 
@@ -26,13 +27,16 @@ class Baseline {
 std::string onednn_missing();
 
 /// oneDNN convolution_forward (direct, f32, format_tag::any) on `threads`
-/// OpenMP threads (omp_set_num_threads: the calling thread's setting).
+/// OpenMP threads (omp_set_num_threads: the calling thread's setting), with
+/// p.epilogue fused: bias as the convolution's bias, then an eltwise relu,
+/// clip(0, 6) or sum (residual) post-op.
 /// Returns nullptr and sets *missing (what to install) when oneDNN is not in
 /// this build; throws Error when oneDNN rejects the shape.
 std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* missing, int threads = 1);
 
 /// Caffe-style im2col + cblas_sgemm on `threads` OpenBLAS threads
-/// (openblas_set_num_threads; im2col skipped for 1x1, stride 1, pad 0).
+/// (openblas_set_num_threads; im2col skipped for 1x1, stride 1, pad 0), then
+/// p.epilogue in a plain loop over each image's output (timed with it).
 /// nullptr and *missing as above.
 std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* missing, int threads = 1);
 

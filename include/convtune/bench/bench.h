@@ -32,6 +32,7 @@ struct BenchEntry {
 struct BenchResult {
   std::string layer;
   Shape shape;
+  Epilogue epilogue = Epilogue::none;  // every implementation applies it (baseline.h)
   int cpu = 0;
   int threads = 1;          // every implementation's thread count
   std::vector<int> cpus;    // the process was pinned to these

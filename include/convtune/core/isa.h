@@ -48,6 +48,10 @@ struct Isa {
   // Lanes 0..{n}-1 only (the K tail, 0 < n < lanes): masked lanes read as 0
   // and are not written.
   std::string load_masked, store_masked;
+  // Fused epilogues ("epilogue" block; CONTRACT.md "Epilogues"): lane-wise
+  // {a} + {b}, max and min. The K tail reads bias and residual with
+  // load_masked, so these need no masked form.
+  std::string add, max, min;
   std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
 #include "convtune/execution/compiler.h"
@@ -27,18 +28,23 @@ struct ProblemData {
   Shape shape;
   std::vector<float> input;    // [N][H][W][C], NHWC, not padded
   std::vector<float> weights;  // [K][C][R][S], KCRS as frameworks store them
+  Epilogue epilogue = Epilogue::none;  // the kernels' fused epilogue (reference.h ct_ref_epilogue)
+  std::vector<float> bias;      // [K] with an epilogue, else empty
+  std::vector<float> residual;  // [N][Ho][Wo][K] for bias,add, else empty
   std::vector<int64_t> check_index;  // output elements checked
-  std::vector<double> check_value;   // their reference values
+  std::vector<double> check_value;   // their reference values, epilogue applied
   double tolerance = 0;              // absolute, scaled to the reduction length
 
   /// Random operands in [-1, 1] from `seed`; `points` output elements checked
-  /// (0 = every element of the output).
-  static ProblemData make(const Shape& s, size_t points, uint64_t seed);
+  /// (0 = every element of the output). With an epilogue, a bias in [-8, 8)
+  /// and a residual in [-4, 4), so that ReLU and ReLU6 clamp at both ends.
+  static ProblemData make(const Shape& s, size_t points, uint64_t seed, Epilogue epilogue = Epilogue::none);
   /// Output [N][Ho][Wo][K] (NHWC), exactly K wide.
   size_t output_size() const { return size_t(shape.N * shape.Ho() * shape.Wo() * shape.K); }
 };
 
-/// One output element of the reference convolution, in double.
+/// One output element of the reference convolution, in double, with the
+/// problem's epilogue applied (microkernels/reference.c ct_ref_epilogue).
 double reference_point(const ProblemData& p, int64_t index);
 
 struct RunResult {
@@ -93,10 +99,12 @@ class Runner {
   CompilerInfo compiler_info() const { return cc_.info(); }
 
   /// Links each job's C file with the driver into the job's executable;
-  /// conv_symbol names a convolution's function ("" for units and the peak).
+  /// conv_symbol names a convolution's function ("" for units and the peak),
+  /// whose signature has bias and residual when it has an epilogue.
   std::vector<CompileResult> build(const std::vector<CompileJob>& jobs, int parallel,
                                    const std::string& conv_symbol = "",
-                                   const std::function<void(size_t)>& on_done = {}) const;
+                                   const std::function<void(size_t)>& on_done = {},
+                                   Epilogue epilogue = Epilogue::none) const;
 
   /// Writes the operands and reference values that run_conv checks against.
   void set_problem(const ProblemData& p);
@@ -132,7 +140,8 @@ class Runner {
 
 /// Builds one generated convolution (C file defining `symbol`, compiled with
 /// `cflags` too: GeneratedKernel::cflags) with the driver and runs it once on
-/// measuring_cpus(cpu, threads): the one-shot path of tests and tools.
+/// measuring_cpus(cpu, threads): the one-shot path of tests and tools. The
+/// function has p.epilogue's signature.
 RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p, const std::string& c_file,
                              const std::string& symbol, int cpu, const TimingProtocol& protocol, double timeout_s,
                              const std::vector<std::string>& cflags = {}, int threads = 1);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/ukernel.h"
 
@@ -24,11 +25,16 @@ struct UkLayout {
 /// outside [r_lo, r_hi) for output row h (and [s_lo, s_hi) for column w)
 /// read padding: their multiply-adds are not emitted. Output channels
 /// k_lanes and above do not exist: they are neither read nor written.
+/// With an epilogue the instance takes three more arguments, `int last,
+/// const float *B, const float *Q`, and when `last` is set applies the
+/// epilogue to its accumulators before the store (CONTRACT.md "Epilogues");
+/// only generated convolutions use it, profile measures the plain store.
 struct UkVariant {
   std::vector<std::pair<int, int>> rows;  // per h: [r_lo, r_hi); empty = every tap
   std::vector<std::pair<int, int>> cols;  // per w: [s_lo, s_hi); empty = every tap
   int k_lanes = 0;                        // 0 = size_k * lanes (no tail)
-  bool full() const { return rows.empty() && cols.empty() && k_lanes == 0; }
+  Epilogue epilogue = Epilogue::none;
+  bool full() const { return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none; }
 };
 
 /// The layout of the offline measurement: C = nc*size_c channels,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "convtune/online/config.h"
+#include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
 
@@ -16,6 +17,7 @@ struct CodegenInput {
   Config config;              // must pass validate_config
   std::string function_name = "ct_conv";
   std::string provenance;     // e.g. class table origin and fingerprint, for the comment block
+  Epilogue epilogue = Epilogue::none;  // fused into the microkernel call that completes each output block
 };
 
 struct GeneratedKernel {
@@ -42,6 +44,11 @@ int64_t packed_weight_floats(const Shape& shape, int64_t lanes);
 /// kcrs:   [K][C][R][S] as frameworks store them; NAME_pack writes the packed
 ///         buffer once, outside the timed call
 /// output: [N][Ho][Wo][K], exactly K wide, overwritten (no need to clear it)
+/// With an epilogue the entry point is instead
+///   void NAME(const float *restrict input, const float *restrict packed,
+///             const float *restrict bias, const float *restrict residual,
+///             float *restrict output);
+/// bias [K]; residual [N][Ho][Wo][K] for bias,add, else NULL (not read).
 /// Throws Error if the configuration does not fit the shape.
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in);
 

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include <optional>
+
+#include "convtune/core/epilogue.h"
 #include "convtune/core/shape.h"
 #include "convtune/online/records.h"
 
@@ -19,12 +22,14 @@ struct DeliveredKernel {
   // The first record that does not belong to this log's layer, and why:
   std::string other_shape;  // its shape, when not `shape` ("" otherwise)
   int other_threads = 0;    // its --threads, when not `threads` (0 otherwise)
+  std::optional<Epilogue> other_epilogue;  // its --epilogue, when not `epilogue`
 };
 
 /// Reads the log at `log_path` and finalists.json in its directory. `threads`
 /// 0 accepts records of any thread count. The caller turns what is missing or
 /// foreign into its own error line (its fix differs: bench can tune, export
 /// names the tune command).
-DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads);
+DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads,
+                                 Epilogue epilogue = Epilogue::none);
 
 }  // namespace convtune

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine_id.h"
+#include "convtune/core/epilogue.h"
 
 namespace convtune {
 
@@ -44,6 +45,7 @@ struct Record {
   bool emulated = false;      // ran under an emulator: timings not meaningful
   int threads = 1;            // --threads: CPUs measured on (peak_gflops counts them all); written when > 1
   MachineId machine;          // where it was measured; unknown in records written before it was recorded
+  Epilogue epilogue = Epilogue::none;  // --epilogue the kernel fuses; written when not none
 
   nlohmann::json to_json() const;
   /// Throws Error naming the key that is missing or has a wrong type or value

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "convtune/core/epilogue.h"
 #include "convtune/online/finalist.h"
 #include "convtune/online/records.h"
 #include "convtune/core/shape.h"
@@ -16,6 +17,7 @@ namespace convtune {
 
 struct TuneOptions {
   Shape shape;
+  Epilogue epilogue = Epilogue::none;  // fused into every candidate; part of the log's identity
   std::string isa = "avx512";
   std::string isa_note;     // how --arch was chosen, said with the progress lines
   bool emulate = false;     // an ISA of another architecture under qemu-user (runner.h)
@@ -38,7 +40,7 @@ struct TuneOptions {
   size_t check_points = 4000;  // verified output elements; 0 = all
   int top = 5;              // finalists re-measured at the end (finalist.h); 0 or 1: none
   int top_rounds = 3;       // interleaved rounds of the re-measure
-  std::string out_dir;      // best kernel; default default_out_dir(layer, threads)
+  std::string out_dir;      // best kernel; default default_out_dir(layer, threads, epilogue)
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
   bool any_machine = false;  // resume (bench: read) a log measured on another machine (log_machine.h)
@@ -49,6 +51,7 @@ struct TuneOptions {
 struct TuneResult {
   std::string layer;
   Shape shape;
+  Epilogue epilogue = Epilogue::none;
   std::string search;
   int64_t trials = 0;       // candidates measured in the log (this run + resumed)
   int64_t failed = 0;
@@ -86,8 +89,9 @@ std::string tune_json(const TuneResult& r);
 std::string layer_id(const Shape& s);
 
 /// Where tune and bench keep a layer's log and kernel without --out:
-/// convtune-out/<layer> for one thread, convtune-out/<layer>-t<N> for N, so
-/// that logs measured on different numbers of cores never mix.
-std::string default_out_dir(const std::string& layer, int threads);
+/// convtune-out/<layer> for one thread, convtune-out/<layer>-t<N> for N, and
+/// the epilogue before that (convtune-out/<layer>-bias-relu-t2), so that logs
+/// of different numbers of cores or of different epilogues never mix.
+std::string default_out_dir(const std::string& layer, int threads, Epilogue epilogue = Epilogue::none);
 
 }  // namespace convtune

@@ -20,7 +20,8 @@ struct OnednnComparison {
   double ratio = 0;        // convtune's GFLOP/s over oneDNN's
 };
 
-/// Times oneDNN for r.shape with o's cores (--cpu, --threads) and timing; never throws.
+/// Times oneDNN for r.shape and r.epilogue (as post-ops, baseline.h) with o's
+/// cores (--cpu, --threads) and timing; never throws.
 OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 
 /// The child's side (`convtune internal-onednn`): pins itself to the
@@ -28,7 +29,8 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 /// checks it against the reference, times it and prints one JSON line,
 /// {"status":"ok","median_s":..,"impl":".."} or {"status":"error","detail":".."}.
 /// Returns the exit code.
-int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads = 1);
+int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads = 1,
+                 Epilogue epilogue = Epilogue::none);
 
 /// One line for tune's summary ("" when oneDNN is not in this build).
 std::string onednn_text(const OnednnComparison& c, double peak_gflops);
