@@ -36,6 +36,7 @@ Runner setup_export(CLI::App* sub) {
       ->capture_default_str()
       ->check(threads_check());
   sub->add_flag("--skip-untuned", o.skip_untuned, "leave out a layer without a correct kernel instead of failing");
+  sub->add_flag("--any-machine", o.any_machine, "use logs although another machine measured them");
   sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)")->check(jobs_check());
   return [a, sub] {
     ExportOptions o = a->opt;

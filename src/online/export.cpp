@@ -24,6 +24,7 @@
 #include "convtune/online/codegen.h"
 #include "convtune/online/config.h"
 #include "convtune/online/delivered.h"
+#include "convtune/online/log_machine.h"
 #include "convtune/online/tune.h"
 
 namespace convtune {
@@ -285,12 +286,14 @@ ExportResult run_export(const ExportOptions& opt) {
   for (const char* f : {"packed_floats", "pack", "conv", "strerror", "desc", "epilogue"})
     symbols.insert(res.name + "_" + f);
   std::vector<GeneratedKernel> generated;
+  const MachineId here = machine_id(detect_machine(default_cpu()));  // whose logs are ours (issue 14)
   for (const auto& group : groups) {
     ExportedKernel k;
     DeliveredKernel best;
     for (const Shape& s : group) {
       const std::string layer = layer_id(s), log = log_of(opt, layer);
       k.layers.push_back(layer);
+      if (!opt.any_machine) check_log_machine(log, read_records(log), here);
       const DeliveredKernel d = delivered_kernel(log, s, opt.threads);
       if (!d.other_shape.empty())
         throw Error(fmt::format("log '{}' of {} is for shape {}, not {}; remove it or point --logs at the layers' "

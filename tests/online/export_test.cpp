@@ -284,6 +284,21 @@ TEST(ExportErrors, BadInputGetsOneLine) {
   EXPECT_EQ(r.err, fmt::format("convtune: error: log '{}/{}/log.jsonl' of {} is for shape {}, not {}; remove it or "
                                "point --logs at the layers' tune directories\n",
                                td.file("logs"), other, other, full, parse_shape("K=16,C=16,H=8,R=3").to_string()));
+  // Issue 14: another machine's log is refused by name unless --any-machine.
+  nlohmann::json foreign = bad.to_json();
+  foreign["machine"] = nlohmann::json::parse(R"({"key":"0123456789ab","cpu_model":"Other CPU","isa_flags":["avx2"],)"
+                                             R"("cores":64})");
+  test::write_file(td.file("logs/" + layer + "/log.jsonl"), foreign.dump() + "\n");
+  r = run_cli("export --shape " + shape + " --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind(fmt::format("convtune: error: log '{}/{}/log.jsonl' holds records of machine 0123456789ab "
+                                    "(Other CPU; avx2; 64 CPUs), not of this machine ",
+                                    td.file("logs"), layer),
+                        0),
+            0u)
+      << r.err;
+  r = run_cli("export --shape " + shape + " --any-machine --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_NE(r.err.find("holds no correct candidate among 1"), std::string::npos) << r.err;
   r = run_cli("export --shape " + shape + " --logs " + td.file("logs"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "convtune: error: --out is required; see 'convtune --help'\n");

@@ -18,6 +18,7 @@ struct ExportOptions {
   int threads = 1;            // the default tune dir's thread count (default_out_dir); 0: any,
                               // no check of the records' --threads
   bool skip_untuned = false;  // leave out a layer without a correct record instead of failing
+  bool any_machine = false;   // take logs another machine measured (issue 14: refused by default)
   int jobs = 0;               // parallel compilations; 0: the cores but one
 };
 
