@@ -35,15 +35,8 @@ if [ "${1:-}" = --one ]; then
 fi
 
 usage() { sed -n '6,8p' "$0" | sed 's/^# //' >&2; exit 2; }
-[ $# -ge 2 ] || usage
-out=$1
-shift
-sel=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do sel+=("$1"); shift; done
-[ "${1:-}" != -- ] || shift
-opts=("$@")
-[ ${#sel[@]} -gt 0 ] || usage
-case " ${opts[*]-} " in *" --threads "* | *" --threads="*) ;; *) opts+=(--threads 1) ;; esac
+. "$(dirname "$0")/args.sh"
+split_args "$@"
 
 n=$("$convtune" layers "${sel[@]}" --list | wc -l)
 run=${RUN:-$(date -u +%Y%m%dT%H%M%SZ)}

@@ -22,16 +22,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '8,10p' "$0" | sed 's/^# //' >&2; exit 2; }
-[ $# -ge 2 ] || usage
-out=$1
-shift
-sel=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do sel+=("$1"); shift; done
-[ "${1:-}" != -- ] || shift
-opts=("$@")
-[ ${#sel[@]} -gt 0 ] || usage
+. "$(dirname "$0")/args.sh"
+split_args "$@"
 convtune=${CONVTUNE:-convtune}
-case " ${opts[*]-} " in *" --threads "* | *" --threads="*) ;; *) opts+=(--threads 1) ;; esac
 
 n=$("$convtune" layers "${sel[@]}" --list | wc -l)
 mkdir -p "$out/runs" "$out/slurm"

@@ -112,6 +112,21 @@ using GroupKey = std::tuple<std::string, std::string, int, std::string>;  // mac
 
 }  // namespace
 
+
+// One log of the store, as store.json and `merge --json` list it.
+static nlohmann::json store_log_json(const StoreLog& s) {
+  return {{"dir", s.dir},
+          {"machine", s.machine.known() ? nlohmann::json(s.machine.key) : nlohmann::json()},
+          {"isa", s.isa},
+          {"threads", s.threads},
+          {"layer", s.layer},
+          {"shape", s.shape},
+          {"records", s.records},
+          {"ok", s.ok},
+          {"best_gflops", s.best_gflops},
+          {"best_config", s.best_config}};
+}
+
 MergeResult merge_logs(const MergeOptions& opt) {
   MergeResult res;
   res.out = opt.out;
@@ -237,16 +252,7 @@ MergeResult merge_logs(const MergeOptions& opt) {
   nlohmann::json meta{{"format", kStoreFormat}, {"format_version", kStoreFormatVersion}};
   nlohmann::json logs = nlohmann::json::array(), machines = nlohmann::json::object();
   for (const auto& s : res.logs) {
-    logs.push_back({{"dir", s.dir},
-                    {"machine", s.machine.known() ? nlohmann::json(s.machine.key) : nlohmann::json()},
-                    {"isa", s.isa},
-                    {"threads", s.threads},
-                    {"layer", s.layer},
-                    {"shape", s.shape},
-                    {"records", s.records},
-                    {"ok", s.ok},
-                    {"best_gflops", s.best_gflops},
-                    {"best_config", s.best_config}});
+    logs.push_back(store_log_json(s));
     if (s.machine.known()) machines[s.machine.key] = s.machine.to_json();
   }
   meta["machines"] = machines;
@@ -286,18 +292,11 @@ std::string merge_summary(const MergeResult& r) {
 
 std::string merge_json(const MergeResult& r) {
   nlohmann::json logs = nlohmann::json::array();
-  for (const auto& s : r.logs)
-    logs.push_back({{"dir", s.dir},
-                    {"machine", s.machine.known() ? nlohmann::json(s.machine.key) : nlohmann::json()},
-                    {"isa", s.isa},
-                    {"threads", s.threads},
-                    {"layer", s.layer},
-                    {"shape", s.shape},
-                    {"records", s.records},
-                    {"ok", s.ok},
-                    {"best_gflops", s.best_gflops},
-                    {"best_config", s.best_config},
-                    {"written", s.written}});
+  for (const auto& s : r.logs) {
+    nlohmann::json j = store_log_json(s);
+    j["written"] = s.written;
+    logs.push_back(j);
+  }
   nlohmann::json j{{"out", r.out},       {"logs_read", r.logs_read}, {"records_read", r.records_read},
                    {"duplicates", r.duplicates}, {"records", r.records},    {"logs", logs},
                    {"this_machine", r.here.key}, {"notes", r.notes}};
