@@ -1,5 +1,6 @@
 // `convtune export`: the tuned layers (--layer, --network, --shape) as one library.
 #include <cstdio>
+#include <filesystem>
 
 #include "commands.h"
 #include "option_checks.h"
@@ -41,7 +42,9 @@ Runner setup_export(CLI::App* sub) {
   return [a, sub] {
     ExportOptions o = a->opt;
     o.shapes = selected_shapes(a->which);
-    if (!sub->count("--name")) o.name = default_library_name(a->which.network, o.shapes);
+    if (!sub->count("--name"))  // a model's library is named for its file, as its layers are
+      o.name = default_library_name(
+          !a->which.onnx.empty() ? std::filesystem::path(a->which.onnx).stem().string() : a->which.network, o.shapes);
     // With --logs the records say their own thread count unless --threads is given.
     if (!o.logs_root.empty() && !sub->count("--threads")) o.threads = 0;
     ExportResult r = run_export(o);

@@ -8,6 +8,7 @@
 #include "jobs.h"
 #include "shape_args.h"
 #include "convtune/core/shape.h"
+#include "convtune/models/onnx_model.h"
 #include "convtune/online/tune.h"
 
 namespace convtune::cli {
@@ -27,6 +28,10 @@ Runner setup_layers(CLI::App* sub) {
       if (o->get_name() != "--list" && o->get_name() != "--help") given += o->count();
     if (*list) {
       std::fputs(job_lines(selected_shapes(*which)).c_str(), stdout);  // no selection: its one-line error
+      return 0;
+    }
+    if (!which->onnx.empty() && given == 1) {  // the model's table: counts, skipped nodes and why
+      std::fputs(onnx_report(read_onnx(which->onnx)).c_str(), stdout);
       return 0;
     }
     std::vector<Shape> shapes;

@@ -1,6 +1,9 @@
 #include "shape_args.h"
 
+#include <fmt/format.h>
+
 #include "convtune/core/error.h"
+#include "convtune/models/onnx_model.h"
 
 namespace convtune::cli {
 
@@ -10,12 +13,23 @@ void add_shape_options(CLI::App* sub, ShapeArgs& a, const std::string& example) 
   sub->add_option("--shape", a.shape,
                   "an ad-hoc shape: \"K=512,C=256,H=34,R=3\" (N,W,S,stride,pad optional); repeat it for several, "
                   "taken in turn as a network");
+  sub->add_option("--onnx", a.onnx,
+                  "an ONNX model: its distinct supported Conv shapes, most FLOPs first, as a network "
+                  "(see 'convtune layers --onnx')");
 }
 
 std::vector<Shape> selected_shapes(const ShapeArgs& a) {
-  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty();
+  int given = !a.layer.empty() + !a.network.empty() + !a.shape.empty() + !a.onnx.empty();
   if (given != 1)
-    throw Error("give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"");
+    throw Error("give exactly one of --layer NAME, --network NAME, --shape \"K=..,C=..,H=..,R=..\" or --onnx MODEL");
+  if (!a.onnx.empty()) {
+    std::vector<Shape> v;
+    for (const auto& l : onnx_layers(read_onnx(a.onnx))) v.push_back(l.shape);
+    if (v.empty())
+      throw Error(fmt::format("--onnx: '{}' has no Conv node convtune supports; 'convtune layers --onnx {}' says why",
+                              a.onnx, a.onnx));
+    return v;
+  }
   if (!a.layer.empty()) return {zoo_layer(a.layer)};
   if (!a.shape.empty()) {
     std::vector<Shape> v;
@@ -23,6 +37,13 @@ std::vector<Shape> selected_shapes(const ShapeArgs& a) {
     return v;
   }
   return zoo_network(a.network).layers;
+}
+
+std::vector<int> selected_counts(const ShapeArgs& a) {
+  if (a.onnx.empty()) return std::vector<int>(selected_shapes(a).size(), 1);
+  std::vector<int> v;
+  for (const auto& l : onnx_layers(read_onnx(a.onnx))) v.push_back(l.count);
+  return v;
 }
 
 }  // namespace convtune::cli

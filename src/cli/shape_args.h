@@ -11,7 +11,7 @@
 namespace convtune::cli {
 
 struct ShapeArgs {
-  std::string layer, network;
+  std::string layer, network, onnx;  // --onnx: the model's distinct supported Conv shapes, as a network
   std::vector<std::string> shape;  // --shape may be repeated: the shapes in turn, as a network
 };
 
@@ -19,5 +19,8 @@ struct ShapeArgs {
 void add_shape_options(CLI::App* sub, ShapeArgs& a, const std::string& example);
 /// The shapes chosen; throws Error unless exactly one option was given.
 std::vector<Shape> selected_shapes(const ShapeArgs& a);
+/// How many convolutions of the selection each shape stands for (an ONNX
+/// model's merged nodes; 1 for the zoo and --shape), in selected_shapes order.
+std::vector<int> selected_counts(const ShapeArgs& a);
 
 }  // namespace convtune::cli

@@ -128,15 +128,19 @@ Runner setup_tune(CLI::App* sub) {
       if (r.interrupted) return 130;
     }
     if (results.size() > 1) {
+      // An ONNX model's shape stands for `count` nodes: the network is the sum over its nodes.
+      const std::vector<int> counts = a->job_index >= 0 ? std::vector<int>() : selected_counts(a->which);
       double flops = 0, time = 0, weighted = 0;
-      for (const auto& r : results) {
+      for (size_t i = 0; i < results.size(); ++i) {
+        const TuneResult& r = results[i];
+        const double n = i < counts.size() ? counts[i] : 1;
         double pct = r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0;
-        flops += r.shape.flops();
-        weighted += r.shape.flops() * pct;
-        if (r.has_best) time += r.best.seconds;
+        flops += n * r.shape.flops();
+        weighted += n * r.shape.flops() * pct;
+        if (r.has_best) time += n * r.best.seconds;
       }
       if (a->json) {  // the last JSON line: the network as a whole
-        nlohmann::json j{{"network", a->which.network},
+        nlohmann::json j{{"network", !a->which.onnx.empty() ? a->which.onnx : a->which.network},
                          {"layers", results.size()},
                          {"flop_weighted_percent_peak", weighted / flops},
                          {"network_seconds", time}};

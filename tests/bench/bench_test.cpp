@@ -164,7 +164,7 @@ TEST(Bench, ErrorLines) {
   EXPECT_EQ(r.err, "convtune: error: no tuning log '" + td.file("log.jsonl") +
                        "' for N1_K32_C16_H8_W8_R3_S3_st1_p1; tune the layer first (convtune tune) or pass --trials N\n");
   r = run_cli("bench --layer resnet18-12 --shape " + kShape);
-  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"\n");
+  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME, --shape \"K=..,C=..,H=..,R=..\" or --onnx MODEL\n");
   test::write_file(td.file("other.jsonl"), "");
   r = run_cli("tune --shape K=16,C=16,H=8,R=3" + kFast + " --trials 1 --no-onednn --table " + kTable + " --log " +
               td.file("other.jsonl"));

@@ -41,7 +41,7 @@ TEST(ClusterCli, LayersListPrintsOneJobPerLine) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "convtune: error: give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"\n");
+            "convtune: error: give exactly one of --layer NAME, --network NAME, --shape \"K=..,C=..,H=..,R=..\" or --onnx MODEL\n");
   // Without --list: the table, of the selection or of the whole zoo.
   r = run_cli("layers --network resnet18");
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 13);

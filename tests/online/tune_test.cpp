@@ -192,7 +192,7 @@ TEST(Tune, BadShapesAndLayers) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("convtune: error: unknown layer 'yolo9000-7'", 0), 0u) << r.err;
   r = run_cli("tune --layer yolo9000-12 --shape K=1,C=1,H=1,R=1");
-  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME or --shape \"K=..,C=..,H=..,R=..\"\n");
+  EXPECT_EQ(r.err, "convtune: error: give exactly one of --layer NAME, --network NAME, --shape \"K=..,C=..,H=..,R=..\" or --onnx MODEL\n");
   r = run_cli("tune --shape K=32,C=16,H=8,R=3 --search annealing");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("convtune: error: unknown --search 'annealing'; choose one of: random", 0), 0u) << r.err;
