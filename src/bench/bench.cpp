@@ -197,6 +197,14 @@ BenchResult run_bench(const BenchOptions& opt) {
     dn.missing = e.what();
   }
   blas = make_im2col_blas(data, &bl.missing, t.threads);
+  BenchEntry xn{"XNNPACK", "", "", 0, {}, 0};
+  std::unique_ptr<Baseline> xnnpack;
+  try {
+    xnnpack = make_xnnpack(data, &xn.missing, t.threads);
+  } catch (const Error& e) {
+    xn.missing = e.what();
+  }
+  if (xnnpack) xn.impl = xnnpack->impl();
   if (onednn) dn.impl = onednn->impl();
   if (blas) bl.impl = blas->impl();
 
@@ -214,6 +222,10 @@ BenchResult run_bench(const BenchOptions& opt) {
     err = check_output(data, blas->output(), "im2col+OpenBLAS",
                        "check the OpenBLAS installation (OPENBLAS_CORETYPE picks another kernel)", &bl.max_error);
   }
+  if (err.empty() && xnnpack) {
+    xnnpack->run();
+    err = check_output(data, xnnpack->output(), "XNNPACK", "check the libxnnpack installation", &xn.max_error);
+  }
   if (!err.empty()) throw Error(err);
 
   const TimingProtocol protocol{t.min_repeat_ms, t.repeat, 1};
@@ -227,7 +239,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   time(&ct, conv);
   if (onednn) time(&dn, [&] { onednn->run(); });
   if (blas) time(&bl, [&] { blas->run(); });
-  res.entries = {ct, dn, bl};
+  if (xnnpack) time(&xn, [&] { xnnpack->run(); });
+  res.entries = {ct, dn, bl, xn};
   return res;
 }
 

@@ -12,6 +12,7 @@ namespace {
 std::string json_key(const std::string& name) {
   if (name == "oneDNN") return "onednn";
   if (name == "im2col+OpenBLAS") return "im2col_blas";
+  if (name == "XNNPACK") return "xnnpack";
   return name;
 }
 

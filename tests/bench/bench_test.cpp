@@ -56,13 +56,18 @@ TEST(Bench, BaselinesComputeTheReference) {
                             "K=48,C=16,H=10,R=1,stride=2", "N=2,K=16,C=4,H=6,W=7,R=3,S=1"}) {
     ProblemData p = ProblemData::make(parse_shape(shape), 0, 7);
     std::string missing_dnn, missing_blas;
+    std::string missing_xnn;
     auto dnn = make_onednn(p, &missing_dnn);
     auto blas = make_im2col_blas(p, &missing_blas);
-    for (Baseline* b : {dnn.get(), blas.get()}) {
+    auto xnn = make_xnnpack(p, &missing_xnn, 2);  // a pool of 2 threads: the same output
+    for (Baseline* b : {dnn.get(), blas.get(), xnn.get()}) {
       if (!b) continue;
       b->run();
       EXPECT_EQ(check_output(p, b->output(), b->impl(), "-"), "") << shape;
       EXPECT_FALSE(b->impl().empty());
+    }
+    if (!xnn) {
+      EXPECT_NE(missing_xnn.find("apt-get install libxnnpack-dev"), std::string::npos);
     }
     if (!dnn) {
       EXPECT_NE(missing_dnn.find("apt-get install libdnnl-dev"), std::string::npos);
@@ -82,12 +87,18 @@ TEST(Bench, BaselinesApplyTheEpilogue) {
       ProblemData plain = ProblemData::make(parse_shape(shape), 0, 7);
       EXPECT_NE(check_output(p, reference_output(plain), "plain", "-"), "") << shape << " " << to_string(e);
       std::string missing_dnn, missing_blas;
+      std::string missing_xnn;
       auto dnn = make_onednn(p, &missing_dnn);
       auto blas = make_im2col_blas(p, &missing_blas);
-      for (Baseline* b : {dnn.get(), blas.get()}) {
+      auto xnn = make_xnnpack(p, &missing_xnn);
+      for (Baseline* b : {dnn.get(), blas.get(), xnn.get()}) {
         if (!b) continue;
         b->run();
         EXPECT_EQ(check_output(p, b->output(), b->impl(), "-"), "") << shape << " " << to_string(e);
+      }
+      if (e == Epilogue::bias_add) {  // XNNPACK cannot fuse a residual: left out, with the reason
+        EXPECT_FALSE(xnn);
+        EXPECT_EQ(missing_xnn, "XNNPACK's convolution has no residual add; it is left out for --epilogue bias,add");
       }
     }
   }

@@ -1,0 +1,72 @@
+// XNNPACK's NHWC f32 convolution (Debian libxnnpack-dev) for `convtune bench`.
+// It reads the unpadded NHWC input itself (padding given to the operator) and
+// wants weights as OHWI [K][R][S][C]: reordered here, outside the timing.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include "convtune/baselines/baseline.h"
+#include "convtune/core/error.h"
+
+namespace convtune {
+
+namespace {
+
+class XnnpackConv : public Baseline {
+ public:
+  XnnpackConv(const ProblemData& p, int threads) {
+    const Shape& s = p.shape;
+    if (xnn_initialize(nullptr) != xnn_status_success) throw Error("XNNPACK: xnn_initialize failed (CPU not supported?)");
+    std::vector<float> ohwi(size_t(s.K * s.R * s.S * s.C));
+    for (int64_t k = 0; k < s.K; ++k)
+      for (int64_t c = 0; c < s.C; ++c)
+        for (int64_t r = 0; r < s.R; ++r)
+          for (int64_t q = 0; q < s.S; ++q)
+            ohwi[size_t(((k * s.R + r) * s.S + q) * s.C + c)] = p.weights[size_t(((k * s.C + c) * s.R + r) * s.S + q)];
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (p.epilogue == Epilogue::bias_relu) lo = 0;
+    if (p.epilogue == Epilogue::bias_relu6) lo = 0, hi = 6;
+    const uint32_t pad = uint32_t(s.pad);
+    if (xnn_create_convolution2d_nhwc_f32(pad, pad, pad, pad, uint32_t(s.R), uint32_t(s.S), uint32_t(s.stride),
+                                          uint32_t(s.stride), 1, 1, 1, size_t(s.C), size_t(s.K), size_t(s.C),
+                                          size_t(s.K), ohwi.data(), has_bias(p.epilogue) ? p.bias.data() : nullptr, lo,
+                                          hi, 0, &op_) != xnn_status_success)
+      throw Error(fmt::format("XNNPACK refused the shape {}", s.to_string()));
+    if (threads > 1) pool_ = pthreadpool_create(size_t(threads));
+    out_.assign(size_t(s.N * s.Ho() * s.Wo() * s.K), 0.f);
+    if (xnn_setup_convolution2d_nhwc_f32(op_, size_t(s.N), size_t(s.H), size_t(s.W), p.input.data(), out_.data(),
+                                         pool_) != xnn_status_success)
+      throw Error(fmt::format("XNNPACK could not set up the shape {}", s.to_string()));
+    threads_ = pool_ ? int(pthreadpool_get_threads_count(pool_)) : 1;
+  }
+  ~XnnpackConv() override {
+    if (op_) xnn_delete_operator(op_);
+    if (pool_) pthreadpool_destroy(pool_);
+  }
+  std::string impl() const override {
+    return fmt::format("XNNPACK nhwc_f32 ({} thread{})", threads_, threads_ == 1 ? "" : "s");
+  }
+  void run() override { xnn_run_operator(op_, pool_); }
+  std::vector<float> output() override { return out_; }
+
+ private:
+  xnn_operator_t op_ = nullptr;
+  pthreadpool_t pool_ = nullptr;
+  int threads_ = 1;
+  std::vector<float> out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Baseline> make_xnnpack(const ProblemData& p, std::string* missing, int threads) {
+  if (has_residual(p.epilogue)) {  // its convolution has no residual input; an extra pass would not be fused
+    *missing = "XNNPACK's convolution has no residual add; it is left out for --epilogue bias,add";
+    return nullptr;
+  }
+  return std::make_unique<XnnpackConv>(p, threads);
+}
+
+}  // namespace convtune
