@@ -37,7 +37,7 @@ NAME = "pytorch_conv.py"
 fail = benchlib.make_fail(NAME)
 COLUMNS = ["layer", "shape", "N", "K", "C", "H", "W", "R", "S", "stride", "pad", "Ho", "Wo", "mflop", "pytorch_ms",
            "pytorch_gflops", "pytorch_pct", "peak_gflops", "threads", "cpus", "max_error", "tolerance",
-           "calls_per_sample", "torch", "cpu", "date"]
+           "calls_per_sample", "torch", "machine", "date"]
 
 
 def need_torch():
@@ -159,7 +159,7 @@ def bench_layer(torch, a, layer, text, cpus, peak):
     r = dict(layer=layer, shape=text, mflop=flops(s) * 1e-6, pytorch_ms=sec * 1e3, pytorch_gflops=gf,
              pytorch_pct=100 * gf / peak if peak else float("nan"), peak_gflops=peak or float("nan"),
              threads=a.threads, cpus=",".join(map(str, cpus)), max_error=err, tolerance=tol,
-             calls_per_sample=calls, torch=torch.__version__, cpu=benchlib.cpu_model(),
+             calls_per_sample=calls, torch=torch.__version__, machine=benchlib.cpu_model(),
              date=time.strftime("%Y-%m-%d", time.gmtime()))
     r.update(s)
     return r
@@ -213,7 +213,7 @@ def markdown(rows, name, joined, bench_csv):
     f, fs = batch.fmt, batch.fmt_small
     r0 = rows[0]
     out = [f"### {name}: PyTorch conv2d", "",
-           f"CPU {r0['cpu']}, PyTorch {r0['torch']}, {r0['threads']} thread{'s' if r0['threads'] > 1 else ''} on "
+           f"{r0['machine']}, PyTorch {r0['torch']}, {r0['threads']} thread{'s' if r0['threads'] > 1 else ''} on "
            f"CPU{'s' if r0['threads'] > 1 else ''} {r0['cpus']}, {r0['date']}. NHWC (channels_last) float32 input, "
            "KCRS weights, no bias, torch.no_grad(); convtune's timing protocol (median, ms per call through Python); "
            "GFLOP/s of nominal FLOP (padding taps counted)"
