@@ -36,7 +36,7 @@ import benchlib  # noqa: E402
 NAME = "pytorch_conv.py"
 fail = benchlib.make_fail(NAME)
 COLUMNS = ["layer", "shape", "N", "K", "C", "H", "W", "R", "S", "stride", "pad", "Ho", "Wo", "mflop", "pytorch_ms",
-           "pytorch_gflops", "pytorch_pct", "peak_gflops", "threads", "cpus", "max_error", "tolerance",
+           "pytorch_gflops", "pytorch_pct", "backend", "peak_gflops", "threads", "cpus", "max_error", "tolerance",
            "calls_per_sample", "torch", "machine", "date"]
 
 
@@ -142,6 +142,16 @@ def divmod_index(flat, shape):
     return reversed(idx)
 
 
+def backend(torch, x, w, s):
+    """The implementation conv2d dispatches to (Mkldnn, Slow2d, ...): torch's private selector, so "unknown"
+    where it is missing. PyTorch 1.13 sends e.g. a 1x1 stride-1 conv at batch 1 on one thread to Slow2d."""
+    try:
+        b = torch._C._select_conv_backend(x, w, None, [s["stride"]] * 2, [s["pad"]] * 2, [1, 1], False, [0, 0], 1)
+        return str(b).rsplit(".", 1)[-1]
+    except (AttributeError, RuntimeError, TypeError):
+        return "unknown"
+
+
 def bench_layer(torch, a, layer, text, cpus, peak):
     s = parse_shape(text)
     g = torch.Generator().manual_seed(20221101)
@@ -157,7 +167,7 @@ def bench_layer(torch, a, layer, text, cpus, peak):
         sec, calls = time_calls(lambda: conv(x, w, None, s["stride"], s["pad"]), a.min_repeat_ms, a.repeat)
     gf = flops(s) / sec * 1e-9
     r = dict(layer=layer, shape=text, mflop=flops(s) * 1e-6, pytorch_ms=sec * 1e3, pytorch_gflops=gf,
-             pytorch_pct=100 * gf / peak if peak else float("nan"), peak_gflops=peak or float("nan"),
+             pytorch_pct=100 * gf / peak if peak else float("nan"), backend=backend(torch, x, w, s), peak_gflops=peak or float("nan"),
              threads=a.threads, cpus=",".join(map(str, cpus)), max_error=err, tolerance=tol,
              calls_per_sample=calls, torch=torch.__version__, machine=benchlib.cpu_model(),
              date=time.strftime("%Y-%m-%d", time.gmtime()))
@@ -220,13 +230,13 @@ def markdown(rows, name, joined, bench_csv):
            + (f"; % of peak of {r0['peak_gflops']:.1f} GFLOP/s" if r0["peak_gflops"] == r0["peak_gflops"] else "")
            + (f". convtune and oneDNN times from {os.path.basename(bench_csv)}; convtune/PyTorch and oneDNN/PyTorch "
               "are PyTorch's time over theirs (> 1: faster than PyTorch)." if joined else "."), ""]
-    head = ["layer", "shape", "MFLOP", "PyTorch ms", "GFLOP/s", "% of peak"]
+    head = ["layer", "shape", "MFLOP", "PyTorch ms", "GFLOP/s", "% of peak", "backend"]
     if joined:
         head += ["convtune ms", "oneDNN ms", "convtune/PyTorch", "oneDNN/PyTorch"]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["layer"], r["shape"], fs(r["mflop"]), fs(r["pytorch_ms"]), f(r["pytorch_gflops"]),
-                 f(r["pytorch_pct"])]
+                 f(r["pytorch_pct"]), r["backend"]]
         if joined:
             cells += [fs(r["convtune_ms"]), fs(r["onednn_ms"]), f(r["ratio_convtune_pytorch"], ".2f"),
                       f(r["ratio_onednn_pytorch"], ".2f")]
@@ -234,7 +244,7 @@ def markdown(rows, name, joined, bench_csv):
     tot_ms = sum(r["pytorch_ms"] for r in rows)
     tot_gf = sum(r["mflop"] for r in rows) / tot_ms  # MFLOP/ms = GFLOP/s
     cells = ["**total**", "", fs(sum(r["mflop"] for r in rows)), fs(tot_ms), f(tot_gf),
-             f(100 * tot_gf / r0["peak_gflops"]) if r0["peak_gflops"] == r0["peak_gflops"] else "-"]
+             f(100 * tot_gf / r0["peak_gflops"]) if r0["peak_gflops"] == r0["peak_gflops"] else "-", ""]
     if joined:
         cells += ["", "", f"geomean **{f(geomean(r['ratio_convtune_pytorch'] for r in rows), '.2f')}**",
                   f"geomean **{f(geomean(r['ratio_onednn_pytorch'] for r in rows), '.2f')}**"]

@@ -55,6 +55,7 @@ def main():
             check(ms > 0 and math.isclose(gf, float(r["mflop"]) / ms, rel_tol=1e-4), f"{r['layer']}: {ms} {gf}")
             check(math.isclose(float(r["pytorch_pct"]), gf * 10, rel_tol=1e-4), f"{r['layer']}: % of a 10 GFLOP/s peak")
             check(float(r["max_error"]) <= float(r["tolerance"]), f"{r['layer']}: error {r['max_error']}")
+            check(r["backend"] and r["backend"] != "unknown", f"{r['layer']}: backend {r['backend']}")
             check(r["threads"] == "1" and r["cpus"] == str(max(os.sched_getaffinity(0))), f"pinned to {r['cpus']}")
         check(math.isclose(float(r0["ratio_convtune_pytorch"]), float(r0["pytorch_ms"]) / 0.0005, rel_tol=1e-4)
               and math.isclose(float(r0["ratio_onednn_pytorch"]), float(r0["pytorch_ms"]) / 0.001, rel_tol=1e-4),
