@@ -39,8 +39,8 @@ Runner setup_export(CLI::App* sub) {
       ->capture_default_str()
       ->check(threads_check());
   sub->add_option("--epilogue", a->epilogue,
-                  epilogue_help() + "; export takes the logs tuned with it (convtune-out/<layer>-<epilogue>[-t<N>] by "
-                                    "default) and every kernel of the library applies it")
+                  epilogue_help() + "; export takes the logs tuned with it (by default e.g. "
+                                    "convtune-out/<layer>-bias-relu[-t<N>]) and every kernel applies it")
       ->capture_default_str();
   sub->add_flag("--skip-untuned", o.skip_untuned, "leave out a layer without a correct kernel instead of failing");
   sub->add_flag("--any-machine", o.any_machine, "use logs although another machine measured them");

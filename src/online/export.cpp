@@ -144,8 +144,7 @@ std::string header_text(const ExportResult& r) {
       "#define {4}_OK 0\n"
       "#define {4}_ERR_NULL_ARGUMENT 1        /* a pointer argument, or a bias or residual needed, is NULL */\n"
       "#define {4}_ERR_SHAPE_NOT_TUNED 2      /* no kernel of this library has the descriptor's shape */\n"
-      "#define {4}_ERR_EPILOGUE_UNSUPPORTED 3 /* the descriptor's epilogue is not {4}_LIBRARY_EPILOGUE, or it\n"
-      "                                          gives a bias or residual that epilogue does not read */\n\n"
+      "#define {4}_ERR_EPILOGUE_UNSUPPORTED 3 /* not {4}_LIBRARY_EPILOGUE, or a bias or residual it does not read */\n\n"
       "/* What is applied to each output element after the convolution, in registers before the store:\n"
       "   conv is the convolution's value at [n][h][w][k], in float. bias: K floats, one per output channel;\n"
       "   residual: a second tensor [N][Ho][Wo][K] laid out as the output, only read (must not overlap it). */\n"
@@ -184,8 +183,7 @@ std::string header_text(const ExportResult& r) {
           : fmt::format(" * Epilogue of every kernel (export --epilogue): {}, fused before the store.\n", to_string(e)),
       enumerators, uses, epilogue_c(e),
       e == Epilogue::none ? ""
-                          : fmt::format(" (the same {} epilogue: bias [K]; residual {})", to_string(e),
-                                        has_residual(e) ? "[N][Ho][Wo][K]" : "not read, NULL"));
+                          : fmt::format(": bias [K]; residual {}", has_residual(e) ? "[N][Ho][Wo][K]" : "not read, NULL"));
   for (const auto& k : r.kernels) o += kernel_declarations(k, r.epilogue);
   o += "#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return o;
