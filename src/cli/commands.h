@@ -32,7 +32,7 @@ Runner setup_internal_onednn(CLI::App* sub);
 std::string arch_help();
 /// best_isa(), with the note saying so ("--arch not given; using ...").
 std::string best_arch(std::string* note);
-/// Help text of --epilogue (tune, bench), listing the choices.
+/// Help text of --epilogue (tune, bench, export), listing the choices.
 std::string epilogue_help();
 
 /// Every subcommand, in the order `convtune --help` lists them.

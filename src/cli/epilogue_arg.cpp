@@ -1,4 +1,4 @@
-// --epilogue of tune and bench (issue 13); parse_epilogue checks the value.
+// --epilogue of tune, bench and export (issue 13); parse_epilogue checks the value.
 #include <fmt/format.h>
 
 #include "commands.h"

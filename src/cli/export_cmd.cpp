@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "option_checks.h"
 #include "shape_args.h"
+#include "convtune/core/epilogue.h"
 #include "convtune/core/machine.h"
 #include "convtune/online/export.h"
 
@@ -15,6 +16,7 @@ namespace {
 struct ExportArgs {
   ExportOptions opt;
   ShapeArgs which;
+  std::string epilogue = "none";
 };
 
 }  // namespace
@@ -36,12 +38,17 @@ Runner setup_export(CLI::App* sub) {
                   "[-t<N>] (default: every CPU this process may use, as tune)")
       ->capture_default_str()
       ->check(threads_check());
+  sub->add_option("--epilogue", a->epilogue,
+                  epilogue_help() + "; export takes the logs tuned with it (by default e.g. "
+                                    "convtune-out/<layer>-bias-relu[-t<N>]) and every kernel applies it")
+      ->capture_default_str();
   sub->add_flag("--skip-untuned", o.skip_untuned, "leave out a layer without a correct kernel instead of failing");
   sub->add_flag("--any-machine", o.any_machine, "use logs although another machine measured them");
   sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)")->check(jobs_check());
   return [a, sub] {
     ExportOptions o = a->opt;
     o.shapes = selected_shapes(a->which);
+    o.epilogue = parse_epilogue(a->epilogue);
     if (!sub->count("--name"))  // a model's library is named for its file, as its layers are
       o.name = default_library_name(
           !a->which.onnx.empty() ? std::filesystem::path(a->which.onnx).stem().string() : a->which.network, o.shapes);

@@ -3,9 +3,12 @@
 // W != H and, on two CPUs, OpenMP threads), exported as one library, used
 // from a C program built through the generated pkg-config file and through
 // the CMake package config; every output element is checked against the
-// reference convolution. Then the error lines for bad input.
+// reference convolution. Then both logs relabelled with an epilogue
+// (bias,add; bias,relu), exported as two more libraries and checked the same
+// way, bias, ReLU and residual included. Then the error lines for bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -120,7 +123,8 @@ std::string program(const std::vector<std::string>& functions) {
 
 const std::string kExpectedCodes =
     "untuned 2 2 2 2: no kernel for this shape in tiny: tune it (convtune tune) and export the library again\n"
-    "epilogue 3 3 3: epilogues are not supported yet: give TINY_EPILOGUE_NONE and NULL bias and residual\n"
+    "epilogue 3 3 3: this library's kernels were exported without an epilogue: give TINY_EPILOGUE_NONE and NULL "
+    "bias and residual, or export another library with convtune export --epilogue\n"
     "null 1 1 1 1\n"
     "ok 0: success; unknown tiny return code\n";
 
@@ -149,6 +153,171 @@ void build_run_and_check(const std::string& run, const std::string& build) {
     ASSERT_EQ(bytes.size(), out.size() * sizeof(float)) << kTuned[i];
     std::memcpy(out.data(), bytes.data(), bytes.size());
     EXPECT_EQ(check_output(data[i], out, "tiny_conv for " + kTuned[i], "-"), "");
+  }
+}
+
+// The C program for a library of one kernel with an epilogue: the descriptor
+// with the library's epilogue, bias and residual against the reference (out.bin)
+// and bitwise against the shape's own 5-argument function; then the return
+// codes for another epilogue, a residual the epilogue does not read (or a
+// missing one), and a NULL bias.
+std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e, const std::string& fn) {
+  std::string L = lib, FN = fn;
+  for (auto& ch : L) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  for (auto& ch : FN) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  const int64_t out = s.N * s.Ho() * s.Wo() * s.K;
+  const bool add = e == Epilogue::bias_add;
+  return fmt::format(
+      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"{0}.h\"\n\n"
+      "#define CHECK(x) \\\n"
+      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, {0}_strerror(rc_)); return 1; }} }} while (0)\n\n"
+      "static float *load(const char *path, size_t n) {{\n"
+      "  float *p = malloc(n * sizeof *p);\n"
+      "  FILE *f = fopen(path, \"rb\");\n"
+      "  if (!f || fread(p, sizeof *p, n, f) != n) {{ printf(\"cannot read %s\\n\", path); exit(1); }}\n"
+      "  fclose(f);\n"
+      "  return p;\n"
+      "}}\n\n"
+      "int main(void) {{\n"
+      "  {0}_desc d = {{{2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {1}_LIBRARY_EPILOGUE, NULL, NULL}};\n"
+      "  float *in = load(\"in.bin\", {11}), *w = load(\"w.bin\", {12});\n"
+      "  float *bias = load(\"bias.bin\", {3}), *res = {15};\n"
+      "  unsigned long n = 0;\n"
+      "  d.bias = bias;\n"
+      "  d.residual = res;\n"
+      "  CHECK({0}_packed_floats(&d, &n));\n"
+      "  if (n != {14}_PACKED_FLOATS || n != {13}_packed_floats) {{ puts(\"packed size differs\"); return 1; }}\n"
+      "  float *packed = malloc(n * sizeof *packed), *packed2 = malloc(n * sizeof *packed2);\n"
+      "  float *out = malloc({16} * sizeof *out), *out2 = malloc({16} * sizeof *out2);\n"
+      "  CHECK({0}_pack(&d, w, packed));\n"
+      "  CHECK({0}_conv(&d, in, packed, out));\n"
+      "  FILE *f = fopen(\"out.bin\", \"wb\");\n"
+      "  if (!f || fwrite(out, sizeof *out, {16}, f) != {16} || fclose(f)) {{ puts(\"cannot write\"); return 1; }}\n"
+      "  {13}_pack(w, packed2);\n"
+      "  {13}(in, packed2, bias, res, out2);\n"
+      "  if (memcmp(out, out2, {16} * sizeof *out)) {{ puts(\"{13} differs from {0}_conv\"); return 1; }}\n"
+      "  {0}_desc e = d;\n"
+      "  e.epilogue = {1}_EPILOGUE_{17};\n"
+      "  int rc = {0}_conv(&e, in, packed, out2);\n"
+      "  printf(\"epilogue %d %d %d: %s\\n\", rc, {0}_packed_floats(&e, &n), {1}_ERR_EPILOGUE_UNSUPPORTED, "
+      "{0}_strerror(rc));\n"
+      "  e = d;\n"
+      "  e.residual = {18};\n"
+      "  printf(\"residual %d\\n\", {0}_conv(&e, in, packed, out2));\n"
+      "  e = d;\n"
+      "  e.bias = NULL;\n"
+      "  rc = {0}_conv(&e, in, packed, out2);\n"
+      "  printf(\"null bias %d %d %d: %s\\n\", rc, {0}_pack(&e, w, packed2), {1}_ERR_NULL_ARGUMENT, "
+      "{0}_strerror(rc));\n"
+      "  return 0;\n"
+      "}}\n",
+      lib, L, s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.N * s.H * s.W * s.C, s.K * s.C * s.R * s.S, fn,
+      FN, add ? fmt::format("load(\"res.bin\", {})", out) : "NULL", out, add ? "BIAS" : "NONE", add ? "NULL" : "in");
+}
+
+// Writes the operands of `data` into `run`, builds the program against the
+// library in `lib` with pkg-config, runs it, checks its lines and out.bin at
+// every element against the reference (epilogue applied).
+void epilogue_run(const std::string& run, const std::string& lib, const std::string& name, const ProblemData& data,
+                  const std::string& fn, const std::string& expected) {
+  std::filesystem::create_directories(run);
+  auto bytes = [](const std::vector<float>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  };
+  test::write_file(run + "/in.bin", bytes(data.input));
+  test::write_file(run + "/w.bin", bytes(data.weights));
+  test::write_file(run + "/bias.bin", bytes(data.bias));
+  if (!data.residual.empty()) test::write_file(run + "/res.bin", bytes(data.residual));
+  test::write_file(run + "/prog.c", epilogue_program(name, data.shape, data.epilogue, fn));
+  ASSERT_EQ(sh("cd " + run + " && ${CC:-cc} -std=c99 -Wall -Werror prog.c $(PKG_CONFIG_PATH=" + lib +
+               " pkg-config --cflags --libs " + name + ") -o prog > build.txt 2>&1"),
+            0)
+      << test::read_file(run + "/build.txt");
+  ASSERT_EQ(sh("cd " + run + " && ./prog > stdout.txt 2>&1"), 0) << test::read_file(run + "/stdout.txt");
+  EXPECT_EQ(test::read_file(run + "/stdout.txt"), expected);
+  const std::string got = test::read_file(run + "/out.bin");
+  std::vector<float> out(data.output_size());
+  ASSERT_EQ(got.size(), out.size() * sizeof(float));
+  std::memcpy(out.data(), got.data(), got.size());
+  EXPECT_EQ(check_output(data, out, name + "_conv", "-"), "");
+  if (data.epilogue == Epilogue::bias_relu) {  // the clamp is exercised: some outputs at 0, some above
+    EXPECT_GT(std::count(out.begin(), out.end(), 0.0f), 0);
+    EXPECT_GT(std::count_if(out.begin(), out.end(), [](float v) { return v > 0; }), 0);
+  }
+}
+
+// Issue 13: the tuned logs relabelled with an epilogue (export reads only the
+// configuration and the epilogue from a record; tune --epilogue writing such
+// records is bench_test's EpilogueEndToEnd), which saves two more tunes.
+// kTuned[1] (batch, stride 2, maybe OpenMP) as bias,add in a --logs root;
+// kTuned[0] (K tail) as bias,relu in its default tune directory,
+// convtune-out/<layer>-bias-relu, which export --epilogue bias,relu finds from
+// the working directory. Each library is checked by its C program.
+void export_with_epilogues(const test::TempDir& dir) {
+  auto relabel = [&](const std::string& from, const std::string& to, const std::string& epilogue) {
+    std::string log;
+    for (const Record& rec : read_records(from + "/log.jsonl")) {
+      nlohmann::json j = rec.to_json();
+      j["epilogue"] = epilogue;
+      log += j.dump() + "\n";
+    }
+    std::filesystem::create_directories(to);
+    test::write_file(to + "/log.jsonl", log);
+    if (std::filesystem::exists(from + "/finalists.json"))
+      std::filesystem::copy_file(from + "/finalists.json", to + "/finalists.json");
+  };
+  const std::string add_layer = id(kTuned[1]), relu_layer = id(kTuned[0]);
+  relabel(dir.file("logs/" + add_layer), dir.file("logs_add/" + add_layer), "bias,add");
+  relabel(dir.file("logs/" + relu_layer), dir.file("convtune-out/" + relu_layer + "-bias-relu"), "bias,relu");
+
+  auto r = run_cli(fmt::format("export --shape {} --epilogue bias,add --logs {} --name ta --out {}", kTuned[1],
+                               dir.file("logs_add"), dir.file("ta")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("exported 1 convolution with epilogue bias,add as ta into ", 0), 0u) << r.out;
+  ASSERT_EQ(sh(fmt::format("cd {} && {} export --shape {} --epilogue bias,relu --threads 1 --name tr --out tr > "
+                           "out.txt 2>&1",
+                           dir.path(), CONVTUNE_BIN, kTuned[0])),
+            0)
+      << test::read_file(dir.file("out.txt"));
+  EXPECT_NE(test::read_file(dir.file("tr/tr.h")).find("convtune-out/" + relu_layer + "-bias-relu/log.jsonl"),
+            std::string::npos);  // the default tune directory of that epilogue
+
+  const std::string signature = "(const float *input, const float *packed, const float *bias, const float *residual,\n"
+                                "    float *output);\n";
+  for (const std::string lib : {"ta", "tr"}) {
+    const std::string header = test::read_file(dir.file(lib + "/" + lib + ".h"));
+    const std::string L = lib == "ta" ? "TA" : "TR";
+    EXPECT_NE(header.find("#define " + L + "_LIBRARY_EPILOGUE " + L +
+                          (lib == "ta" ? "_EPILOGUE_BIAS_ADD\n" : "_EPILOGUE_BIAS_RELU\n")),
+              std::string::npos)
+        << header;
+    EXPECT_NE(header.find("void " + lib + "_" + (lib == "ta" ? add_layer : relu_layer) + signature),
+              std::string::npos)
+        << header;
+    if (has("c++"))
+      EXPECT_EQ(sh("echo '#include \"" + lib + ".h\"' | c++ -x c++ -std=c++11 -fsyntax-only -Wall -Wextra -pedantic "
+                   "-Werror -I " + dir.file(lib) + " -"),
+                0);
+  }
+  {
+    SCOPED_TRACE("bias,add");
+    epilogue_run(dir.file("run_ta"), dir.file("ta"), "ta",
+                 ProblemData::make(parse_shape(kTuned[1]), 0, 21, Epilogue::bias_add), "ta_" + add_layer,
+                 "epilogue 3 3 3: this library's kernels were exported with epilogue bias,add: give "
+                 "TA_EPILOGUE_BIAS_ADD, a bias and a residual, or export another library with convtune export "
+                 "--epilogue\n"
+                 "residual 1\n"
+                 "null bias 1 0 1: a pointer argument, or the descriptor's bias or residual, is NULL\n");
+  }
+  {
+    SCOPED_TRACE("bias,relu");
+    epilogue_run(dir.file("run_tr"), dir.file("tr"), "tr",
+                 ProblemData::make(parse_shape(kTuned[0]), 0, 22, Epilogue::bias_relu), "tr_" + relu_layer,
+                 "epilogue 3 3 3: this library's kernels were exported with epilogue bias,relu: give "
+                 "TR_EPILOGUE_BIAS_RELU, a bias and a NULL residual, or export another library with convtune "
+                 "export --epilogue\n"
+                 "residual 3\n"
+                 "null bias 1 0 1: a pointer argument, or the descriptor's bias, is NULL\n");
   }
 }
 
@@ -211,6 +380,10 @@ TEST(Export, TunedShapesBecomeOneLibraryForPkgConfigAndCMake) {
     const std::string run = dir.file("pc");
     build_run_and_check(run, "cd " + run + " && ${CC:-cc} -std=c99 -Wall -Werror prog.c $(PKG_CONFIG_PATH=" + lib +
                                  " pkg-config --cflags --libs tiny) -o prog");
+  }
+  {
+    SCOPED_TRACE("epilogues");
+    export_with_epilogues(dir);
   }
   // find_package(tiny) and tiny::tiny from a tiny CMake project (under a second).
   if (!has("cmake")) GTEST_SKIP() << "cmake is not installed";
@@ -299,6 +472,28 @@ TEST(ExportErrors, BadInputGetsOneLine) {
       << r.err;
   r = run_cli("export --shape " + shape + " --any-machine --logs " + td.file("logs") + " --out " + td.file("o"));
   EXPECT_NE(r.err.find("holds no correct candidate among 1"), std::string::npos) << r.err;
+  // Issue 13: a log tuned with an epilogue is exported only with the same --epilogue.
+  bad.epilogue = Epilogue::bias_add;
+  test::write_file(td.file("logs/" + layer + "/log.jsonl"), bad.to_json().dump() + "\n");
+  r = run_cli("export --shape " + shape + " --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, fmt::format("convtune: error: log '{}/{}/log.jsonl' of {} was tuned with --epilogue bias,add, not "
+                               "none; pass --epilogue bias,add to export it (one epilogue per library)\n",
+                               td.file("logs"), layer, layer));
+  r = run_cli("export --shape " + shape + " --epilogue bias,relu --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: log '{}/{}/log.jsonl' of {} was tuned with --epilogue bias,add, not "
+                               "bias,relu; pass --epilogue bias,add to export it (one epilogue per library)\n",
+                               td.file("logs"), layer, layer));
+  // With the log's epilogue the tune command to resume carries it too.
+  r = run_cli("export --shape " + shape + " --epilogue bias,add --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.err, fmt::format("convtune: error: layer {0} is not tuned: its log '{1}/{0}/log.jsonl' holds no "
+                               "correct candidate among 1; tune it with 'convtune tune --shape {2} --epilogue "
+                               "bias,add --trials 21 --resume --out {1}/{0}' or pass --skip-untuned to leave it out\n",
+                               layer, td.file("logs"), full));
+  r = run_cli("export --shape " + shape + " --epilogue relu --logs " + td.file("logs") + " --out " + td.file("o"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: unknown --epilogue 'relu'; choose one of: none | bias | bias,relu | bias,relu6 | "
+                   "bias,add\n");
   r = run_cli("export --shape " + shape + " --logs " + td.file("logs"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "convtune: error: --out is required; see 'convtune --help'\n");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "convtune/core/epilogue.h"
 #include "convtune/core/shape.h"
 #include "convtune/online/records.h"
 
@@ -17,6 +18,8 @@ struct ExportOptions {
   std::string logs_root;      // "": each layer's default tune dir; else ROOT/<layer>/log.jsonl
   int threads = 1;            // the default tune dir's thread count (default_out_dir); 0: any,
                               // no check of the records' --threads
+  Epilogue epilogue = Epilogue::none;  // the one epilogue of every kernel: picks the logs tuned with it
+                                      // (default_out_dir's suffix) and the kernels' signature
   bool skip_untuned = false;  // leave out a layer without a correct record instead of failing
   bool any_machine = false;   // take logs another machine measured (issue 14: refused by default)
   int jobs = 0;               // parallel compilations; 0: the cores but one
@@ -35,6 +38,7 @@ struct ExportedKernel {
 
 struct ExportResult {
   std::string name, out_dir;
+  Epilogue epilogue = Epilogue::none;   // every kernel's (the dispatcher accepts only it)
   std::vector<ExportedKernel> kernels;  // one per distinct shape, in selection order
   std::vector<std::string> skipped;     // "layer: why", with --skip-untuned
   bool openmp = false;                  // some kernel has a P loop: link with -fopenmp
