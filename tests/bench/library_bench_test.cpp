@@ -18,6 +18,7 @@
 #include "convtune/baselines/baseline.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
+#include "convtune/models/onnx_model.h"
 #include "convtune/online/tune.h"
 #include "test_util.h"
 
@@ -105,6 +106,18 @@ TEST(LibraryBench, FakeLibrarySeesTheNetworkInOrder) {
   EXPECT_EQ(j["openmp"], false);
   EXPECT_EQ(j["layers"][0]["library"]["impl"], "fake_conv");
   EXPECT_EQ(j["layers"][0]["count"], 2);
+
+  // An ONNX model: its supported Conv nodes in graph order (stem, a, b, pw;
+  // three skipped), each as its distinct layer.
+  if (!onnx_supported()) GTEST_SKIP() << "this convtune was built without the ONNX library (libonnx-dev)";
+  r = run_cli("bench --library " + dir.file("lib") + " --onnx " + CONVTUNE_SOURCE_DIR +
+              "/tests/data/small.onnx --threads 1 --min-repeat-ms 1 --repeat 1 -q --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = nlohmann::json::parse(r.out);
+  EXPECT_EQ(m["sequence"], nlohmann::json({"small-2", "small-0", "small-0", "small-1"}));
+  ASSERT_EQ(m["layers"].size(), 3u);
+  EXPECT_EQ(m["layers"][1]["layer"], "small-0");
+  EXPECT_EQ(m["layers"][1]["count"], 2);
 }
 
 // One test: the two tunes are most of its time, and ctest runs each test in
