@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -103,18 +104,40 @@ FoundLibrary find_library(const std::string& dir) {
   return found[0];
 }
 
-// Refuses a library of ISAs this CPU cannot run (it would die of SIGILL):
-// <name>.h gives each kernel's ISA on the line after its config
-// (export.cpp kernel_declarations).
-void check_library_isa(const std::string& dir, const FoundLibrary& lib) {
+// What <name>.h says of each kernel (export.cpp kernel_declarations), by
+// shape: "/* <layers>: <shape> -> output ...", "   config ...", then
+// "   <isa>; <N> OpenMP threads|the calling thread; ...".
+struct KernelNote {
+  std::string isa;
+  int threads = 1;
+};
+
+std::map<std::string, KernelNote> kernel_notes(const std::string& dir, const FoundLibrary& lib) {
+  std::map<std::string, KernelNote> notes;
   std::istringstream lines(read_text(dir + "/" + lib.name + ".h"));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("   config ", 0) != 0 || !std::getline(lines, line) || line.find(';') == std::string::npos)
+  for (std::string line, config, what; std::getline(lines, line);) {
+    const size_t arrow = line.find(" -> output ");
+    if (line.rfind("/* ", 0) != 0 || arrow == std::string::npos) continue;
+    const size_t colon = line.rfind(": ", arrow);
+    if (colon == std::string::npos || !std::getline(lines, config) || config.rfind("   config ", 0) != 0 ||
+        !std::getline(lines, what) || what.find(';') == std::string::npos)
       continue;
-    const std::string name = line.substr(3, line.find(';') - 3);
+    KernelNote k;
+    k.isa = what.substr(3, what.find(';') - 3);
+    const std::string rest = what.substr(what.find(';') + 2);
+    if (rest.find(" OpenMP threads;") != std::string::npos) k.threads = std::atoi(rest.c_str());
+    notes[line.substr(colon + 2, arrow - colon - 2)] = k;
+  }
+  return notes;
+}
+
+// Refuses a library of ISAs this CPU cannot run (it would die of SIGILL).
+void check_library_isa(const std::string& dir, const FoundLibrary& lib,
+                       const std::map<std::string, KernelNote>& notes) {
+  for (const auto& [shape, k] : notes) {
     Isa isa;
     try {
-      isa = load_isa(name);
+      isa = load_isa(k.isa);
     } catch (const Error&) {
       continue;  // not an ISA this convtune knows: the loader will say what fails
     }
@@ -188,7 +211,8 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   const FoundLibrary found = find_library(opt.dir);
   res.name = found.name;
   res.openmp = found.openmp;
-  check_library_isa(opt.dir, found);
+  const std::map<std::string, KernelNote> notes = kernel_notes(opt.dir, found);
+  check_library_isa(opt.dir, found, notes);
   res.cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(res.cpu);
   res.threads = opt.threads;
@@ -208,6 +232,19 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     }
     res.layers[it->second].count++;
     res.sequence.push_back(it->second);
+  }
+
+  // A kernel with more OpenMP threads than --threads would share cores the
+  // baselines do not get: refused, not silently compared.
+  for (LibraryLayer& l : res.layers) {
+    const auto it = notes.find(l.shape.to_string());
+    if (it == notes.end()) continue;  // not in the library: the dispatcher says so below
+    if (it->second.threads > opt.threads)
+      throw Error(fmt::format("library {}'s kernel for {} runs {} OpenMP threads, more than --threads {}; pass "
+                              "--threads {} (the count its layers were tuned with)",
+                              res.name, l.layer, it->second.threads, opt.threads, it->second.threads));
+    l.kernel_isa = it->second.isa;
+    l.kernel_threads = it->second.threads;
   }
 
   WorkDir wd("bench-library");
@@ -242,7 +279,12 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     x.packed.assign(floats, 0.f);
     if (int rc = pack(&x.desc, x.data.weights.data(), x.packed.data())) throw lacks(l, rc);
     x.out.assign(x.data.output_size(), std::nanf(""));
-    BenchEntry lib{kLibrary, n + "_conv", "", 0, {}, 0}, dn{kOnednn, "", "", 0, {}, 0}, xn{kXnnpack, "", "", 0, {}, 0};
+    const std::string what =
+        l.kernel_isa.empty() ? n + "_conv"
+                             : fmt::format("{}_conv: {}, {}", n, l.kernel_isa,
+                                           l.kernel_threads > 1 ? fmt::format("{} OpenMP threads", l.kernel_threads)
+                                                                : std::string("the calling thread"));
+    BenchEntry lib{kLibrary, what, "", 0, {}, 0}, dn{kOnednn, "", "", 0, {}, 0}, xn{kXnnpack, "", "", 0, {}, 0};
     try {
       x.onednn = make_onednn(x.data, &dn.missing, opt.threads);
     } catch (const Error& e) {

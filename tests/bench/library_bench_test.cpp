@@ -154,7 +154,9 @@ TEST(LibraryBench, ExportedLibraryAgainstTheBaselinesInSequence) {
     EXPECT_EQ(l["layer"], id(kTuned[i]));
     EXPECT_EQ(l["shape"], parse_shape(kTuned[i]).to_string());
     EXPECT_EQ(l["count"], i == 0 ? 2 : 1);
-    EXPECT_EQ(l["library"]["impl"], "tiny_conv");
+    const std::string impl = l["library"]["impl"], with = i == 1 && two ? ", 2 OpenMP threads" : ", the calling thread";
+    EXPECT_EQ(impl.rfind("tiny_conv: ", 0), 0u);  // then the ISA, from tiny.h
+    EXPECT_EQ(impl.substr(impl.size() - std::min(impl.size(), with.size())), with);
     EXPECT_GT(l["library"]["seconds"].get<double>(), 0);
     EXPECT_EQ(l["library"]["samples"].size(), 3u);
     sum += l["count"].get<int>() * l["library"]["seconds"].get<double>();
@@ -188,10 +190,10 @@ TEST(LibraryBench, ExportedLibraryAgainstTheBaselinesInSequence) {
   if (dnn) EXPECT_TRUE(total["onednn"].contains("seconds"));
 
   // The table: a line per layer, the sequence, the sum of the layers.
-  r = run_cli(fmt::format("bench --library {}{}{} --threads 1", lib, network, kTime));
+  r = run_cli(fmt::format("bench --library {}{}{} --threads {}", lib, network, kTime, threads));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind(fmt::format("bench --library: tiny from {} (3 convolutions in sequence, 2 distinct shapes) on "
-                                    "CPU ",
+                                    "CPU",
                                     lib),
                         0),
             0u)
@@ -204,11 +206,19 @@ TEST(LibraryBench, ExportedLibraryAgainstTheBaselinesInSequence) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 
   // A library without one of the network's shapes: the dispatcher's reason.
-  r = run_cli("bench --library " + lib + network + " --shape " + kUntuned + kTime + " --threads 1");
+  r = run_cli(fmt::format("bench --library {}{} --shape {}{} --threads {}", lib, network, kUntuned, kTime, threads));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, fmt::format("convtune: error: library tiny in '{}' cannot run layer {} ({}): no kernel for this "
                                "shape in tiny: tune it (convtune tune) and export the library again\n",
                                lib, id(kUntuned), parse_shape(kUntuned).to_string()));
+
+  // A kernel with more threads than the baselines get.
+  if (two) {
+    r = run_cli("bench --library " + lib + network + kTime + " --threads 1");
+    EXPECT_EQ(r.err, fmt::format("convtune: error: library tiny's kernel for {} runs 2 OpenMP threads, more than "
+                                 "--threads 1; pass --threads 2 (the count its layers were tuned with)\n",
+                                 id(kTuned[1])));
+  }
 
   // A wrong kernel: the test double writing zeros.
   const std::string bad = dir.file("bad");

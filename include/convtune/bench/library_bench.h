@@ -29,6 +29,8 @@ struct LibraryLayer {
   std::string layer;  // the zoo/ONNX name, else layer_id
   Shape shape;
   int count = 0;                    // convolutions of this shape in the sequence
+  std::string kernel_isa;           // the library's kernel as <name>.h describes it ("" if it does not)
+  int kernel_threads = 1;           // its OpenMP threads (1: the calling thread)
   std::vector<BenchEntry> entries;  // "library", "oneDNN", "XNNPACK": one call of this shape
   const BenchEntry* find(const std::string& name) const;
 };
