@@ -267,16 +267,18 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   // missed every layer (not in this build), else the first layer it rejected.
   std::string dn_missing, xn_missing;
   size_t dn_lacks = 0, xn_lacks = 0;
+  std::vector<unsigned long> floats(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {  // a shape the library lacks, before any work
+    const Shape& s = res.layers[i].shape;
+    layers[i].desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S), long(s.stride),
+                      long(s.pad), 0, nullptr, nullptr};
+    if (int rc = packed_floats(&layers[i].desc, &floats[i])) throw lacks(res.layers[i], rc);
+  }
   for (size_t i = 0; i < layers.size(); ++i) {
     LibraryLayer& l = res.layers[i];
     Layer& x = layers[i];
-    const Shape& s = l.shape;
-    x.data = ProblemData::make(s, opt.check_points, 20221101);
-    x.desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S), long(s.stride),
-              long(s.pad), 0, nullptr, nullptr};
-    unsigned long floats = 0;
-    if (int rc = packed_floats(&x.desc, &floats)) throw lacks(l, rc);
-    x.packed.assign(floats, 0.f);
+    x.data = ProblemData::make(l.shape, opt.check_points, 20221101);
+    x.packed.assign(floats[i], 0.f);
     if (int rc = pack(&x.desc, x.data.weights.data(), x.packed.data())) throw lacks(l, rc);
     x.out.assign(x.data.output_size(), std::nanf(""));
     const std::string what =
@@ -297,10 +299,10 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     }
     if (x.onednn) dn.impl = x.onednn->impl();
     if (x.xnnpack) xn.impl = x.xnnpack->impl();
-    auto first = [&](std::string* why, size_t* lacks, const BenchEntry& e) {
+    auto first = [&](std::string* why, size_t* count, const BenchEntry& e) {
       if (e.ran()) return;
       if (why->empty()) *why = fmt::format("it cannot run layer {}: {}", l.layer, e.missing);
-      ++*lacks;
+      ++*count;
     };
     first(&dn_missing, &dn_lacks, dn);
     first(&xn_missing, &xn_lacks, xn);
