@@ -3,6 +3,9 @@
 // wants weights as OHWI [K][R][S][C]: reordered here, outside the timing.
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <pthreadpool.h>
@@ -14,6 +17,24 @@
 namespace convtune {
 
 namespace {
+
+// One pthreadpool per thread count for every operator alive, as a framework
+// shares one among a network's operators: a pool per operator would leave
+// the previous layer's workers spin-waiting on the cores the next one needs
+// (bench --library runs the layers in sequence).
+std::shared_ptr<pthreadpool> shared_pool(int threads) {
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<pthreadpool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<pthreadpool> pool = pools[threads].lock();
+  if (!pool) {
+    pool = std::shared_ptr<pthreadpool>(pthreadpool_create(size_t(threads)), [](pthreadpool_t p) {
+      if (p) pthreadpool_destroy(p);
+    });
+    pools[threads] = pool;
+  }
+  return pool;
+}
 
 class XnnpackConv : public Baseline {
  public:
@@ -35,26 +56,25 @@ class XnnpackConv : public Baseline {
                                           size_t(s.K), ohwi.data(), has_bias(p.epilogue) ? p.bias.data() : nullptr, lo,
                                           hi, 0, &op_) != xnn_status_success)
       throw Error(fmt::format("XNNPACK refused the shape {}", s.to_string()));
-    if (threads > 1) pool_ = pthreadpool_create(size_t(threads));
+    if (threads > 1) pool_ = shared_pool(threads);
     out_.assign(size_t(s.N * s.Ho() * s.Wo() * s.K), 0.f);
     if (xnn_setup_convolution2d_nhwc_f32(op_, size_t(s.N), size_t(s.H), size_t(s.W), p.input.data(), out_.data(),
-                                         pool_) != xnn_status_success)
+                                         pool_.get()) != xnn_status_success)
       throw Error(fmt::format("XNNPACK could not set up the shape {}", s.to_string()));
-    threads_ = pool_ ? int(pthreadpool_get_threads_count(pool_)) : 1;
+    threads_ = pool_ ? int(pthreadpool_get_threads_count(pool_.get())) : 1;
   }
   ~XnnpackConv() override {
     if (op_) xnn_delete_operator(op_);
-    if (pool_) pthreadpool_destroy(pool_);
   }
   std::string impl() const override {
     return fmt::format("XNNPACK nhwc_f32 ({} thread{})", threads_, threads_ == 1 ? "" : "s");
   }
-  void run() override { xnn_run_operator(op_, pool_); }
+  void run() override { xnn_run_operator(op_, pool_.get()); }
   std::vector<float> output() override { return out_; }
 
  private:
   xnn_operator_t op_ = nullptr;
-  pthreadpool_t pool_ = nullptr;
+  std::shared_ptr<pthreadpool> pool_;  // shared_pool(threads); none for one thread
   int threads_ = 1;
   std::vector<float> out_;
 };

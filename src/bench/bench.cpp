@@ -29,6 +29,7 @@
 #include "convtune/execution/workdir.h"
 #include "convtune/online/log_machine.h"
 #include "check.h"
+#include "pinned.h"
 
 namespace convtune {
 
@@ -47,25 +48,6 @@ std::string function_name(const std::string& layer) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return f;
 }
-
-// Pins the calling thread for a scope and restores its mask afterwards, so
-// a later tune (--network) compiles on every core again. OpenMP threads that
-// oneDNN or the kernel start meanwhile inherit the set.
-class Pinned {
- public:
-  explicit Pinned(const std::vector<int>& cpus) {
-    CPU_ZERO(&saved_);
-    restore_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;
-    pin_to_cpus(cpus);
-  }
-  ~Pinned() {
-    if (restore_) sched_setaffinity(0, sizeof saved_, &saved_);
-  }
-
- private:
-  cpu_set_t saved_;
-  bool restore_ = false;
-};
 
 // The kernel tune delivered (delivered.h), or an error line saying how to get one.
 Record best_from_log(const std::string& path, const Shape& shape, int threads, Epilogue epilogue, int64_t* trials) {

@@ -1,4 +1,5 @@
-// `convtune bench`: one layer (--layer, --shape) or a whole network (--network).
+// `convtune bench`: one layer (--layer, --shape) or a whole network (--network);
+// with --library, an exported library against oneDNN and XNNPACK (library_bench.h).
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/bench/bench.h"
+#include "convtune/bench/library_bench.h"
 #include "convtune/core/error.h"
 #include "convtune/core/machine.h"
 #include "convtune/search/search.h"
@@ -22,7 +24,35 @@ struct BenchArgs {
   std::string threads;  // "2" or "1,2"
   bool json = false;
   std::string epilogue = "none";
+  std::string library;  // --library DIR
 };
+
+// bench --library: the selection as the network's sequence, one thread count.
+int run_library(const BenchArgs& a, CLI::App* sub) {
+  for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table"})
+    if (sub->count(opt))
+      throw Error(fmt::format("--library benches the exported kernels; {} is for convtune's own kernel: leave it out",
+                              opt));
+  if (a.epilogue != "none")
+    throw Error("--library: exported libraries have no epilogue yet; leave out --epilogue");
+  const std::vector<int> counts = parse_threads_list(a.threads);
+  if (counts.size() > 1) throw Error("--library takes one --threads count; run it once per count");
+  const TuneOptions& t = a.opt.tune;
+  LibraryBenchOptions o;
+  o.dir = a.library;
+  o.sequence = selected_sequence(a.which);
+  o.cpu = t.cpu;
+  o.threads = counts[0];
+  o.min_repeat_ms = t.min_repeat_ms;
+  o.repeat = t.repeat;
+  o.check_points = t.check_points;
+  o.quiet = t.quiet;
+  const LibraryBenchResult r = run_library_bench(o);
+  for (const auto& e : r.totals)
+    if (!e.ran()) std::fprintf(stderr, "convtune: note: %s: %s\n", e.name.c_str(), e.missing.c_str());
+  std::fputs((a.json ? library_bench_json(r) : library_bench_summary(r)).c_str(), stdout);
+  return 0;
+}
 
 }  // namespace
 
@@ -66,7 +96,11 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
+  sub->add_option("--library", a->library,
+                  "bench the library 'convtune export --out DIR' wrote: every layer and the whole selection in "
+                  "sequence (shapes as often as the network has them), against oneDNN and XNNPACK");
   return [a, sub] {
+    if (!a->library.empty()) return run_library(*a, sub);
     a->opt.tune.epilogue = parse_epilogue(a->epilogue);
     std::vector<Shape> shapes = selected_shapes(a->which);
     if (shapes.size() > 1 && !a->opt.tune.log.empty())

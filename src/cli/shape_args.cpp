@@ -46,4 +46,18 @@ std::vector<int> selected_counts(const ShapeArgs& a) {
   return v;
 }
 
+std::vector<Shape> selected_sequence(const ShapeArgs& a) {
+  if (a.onnx.empty()) return selected_shapes(a);
+  const OnnxModel m = read_onnx(a.onnx);
+  const std::vector<OnnxLayer> layers = onnx_layers(m);
+  std::vector<Shape> v;
+  for (const auto& c : m.convs) {
+    if (!c.skip.empty()) continue;
+    for (const auto& l : layers)
+      if (l.shape.to_string() == c.shape.to_string()) v.push_back(l.shape);
+  }
+  if (v.empty()) return selected_shapes(a);  // its one-line error
+  return v;
+}
+
 }  // namespace convtune::cli

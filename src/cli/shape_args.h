@@ -22,5 +22,9 @@ std::vector<Shape> selected_shapes(const ShapeArgs& a);
 /// How many convolutions of the selection each shape stands for (an ONNX
 /// model's merged nodes; 1 for the zoo and --shape), in selected_shapes order.
 std::vector<int> selected_counts(const ShapeArgs& a);
+/// Every convolution of the selection in network order, shapes repeating:
+/// an ONNX model's supported Conv nodes in graph order (each as its named
+/// distinct layer), else selected_shapes.
+std::vector<Shape> selected_sequence(const ShapeArgs& a);
 
 }  // namespace convtune::cli

@@ -41,7 +41,7 @@ std::unique_ptr<Baseline> make_onednn(const ProblemData& p, std::string* missing
 std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* missing, int threads = 1);
 
 /// XNNPACK's xnn_create_convolution2d_nhwc_f32 on a pthreadpool of `threads`
-/// (1: none), weights reordered to OHWI once; bias and the ReLU/ReLU6 clamp
+/// (1: none; one pool shared by the operators alive, as a framework shares it), weights reordered to OHWI once; bias and the ReLU/ReLU6 clamp
 /// through its bias and output range. nullptr and *missing (why) when XNNPACK
 /// is not in this build or for the bias,add epilogue it cannot fuse.
 std::unique_ptr<Baseline> make_xnnpack(const ProblemData& p, std::string* missing, int threads = 1);

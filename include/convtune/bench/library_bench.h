@@ -1,0 +1,65 @@
+#pragma once
+// `convtune bench --library DIR` (issue 13): the library `convtune export
+// --out DIR` wrote, linked into a shared object and called through its
+// dispatcher (<name>_conv with a <name>_desc), against oneDNN and XNNPACK on
+// the same shapes, in one process pinned to --threads cores. Every layer is
+// checked against the reference, timed alone, and the whole network (every
+// convolution in order, each shape as often as the network has it) is timed
+// as one call per implementation.
+#include <string>
+#include <vector>
+
+#include "convtune/bench/bench.h"
+#include "convtune/core/shape.h"
+
+namespace convtune {
+
+struct LibraryBenchOptions {
+  std::string dir;              // what `convtune export --out DIR` wrote
+  std::vector<Shape> sequence;  // every convolution of the network, in order (shapes repeat)
+  int cpu = -1;                 // -1: default_cpu()
+  int threads = 1;              // the baselines' threads and the pinned CPUs
+  double min_repeat_ms = 100;   // the timing protocol, as bench
+  int repeat = 5;
+  size_t check_points = 4000;   // output elements checked per layer (0: all)
+  bool quiet = false;           // no progress lines on stderr
+};
+
+struct LibraryLayer {
+  std::string layer;  // the zoo/ONNX name, else layer_id
+  Shape shape;
+  int count = 0;                    // convolutions of this shape in the sequence
+  std::string kernel_isa;           // the library's kernel as <name>.h describes it ("" if it does not)
+  int kernel_threads = 1;           // its OpenMP threads (1: the calling thread)
+  std::vector<BenchEntry> entries;  // "library", "oneDNN", "XNNPACK": one call of this shape
+  const BenchEntry* find(const std::string& name) const;
+};
+
+struct LibraryBenchResult {
+  std::string name, dir;  // the library (lib<name>.a) and where it is
+  bool openmp = false;    // some kernel has OpenMP threads (its .pc links -fopenmp)
+  int cpu = 0;
+  int threads = 1;
+  std::vector<int> cpus;  // the process was pinned to these
+  std::string machine, date;
+  std::vector<LibraryLayer> layers;  // the distinct shapes, in order of first use
+  std::vector<size_t> sequence;      // indices into layers: the network's convolutions in order
+  std::vector<BenchEntry> totals;    // the whole sequence as one call: "library", "oneDNN", "XNNPACK"
+  const BenchEntry* total(const std::string& name) const;
+  /// Sum over the layers of count x the layer's time alone; 0 when `name`
+  /// did not run on every layer.
+  double sum_of_layers(const std::string& name) const;
+};
+
+/// Links DIR's lib<name>.a into a shared object with $CC, checks every
+/// implementation on every distinct shape, then times them. Throws Error (one
+/// line) for a DIR without a library, a shape the library lacks, a library
+/// that does not link, or an implementation that disagrees with the reference.
+LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt);
+
+/// The table (a line per layer, the sequence and the sum of the layers), and
+/// the --json object (one line).
+std::string library_bench_summary(const LibraryBenchResult& r);
+std::string library_bench_json(const LibraryBenchResult& r);
+
+}  // namespace convtune
