@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-de
       clang libclang-rt-dev libomp-dev   # the ASan/UBSan + libFuzzer build (scripts/build.sh asan)
       slurm-wlm munge parallel           # tuning on a cluster: tests/cluster/, bench/cluster/
       libonnx-dev libprotobuf-dev        # --onnx (bench/models.py also needs python3-torch, -torchvision)
-      libxnnpack-dev libpthreadpool-dev) # the XNNPACK baseline of bench
+      libxnnpack-dev libpthreadpool-dev  # the XNNPACK baseline of bench
+      libxsmm-dev)                       # the LIBXSMM baseline of bench
 # NEON under qemu-aarch64 on other hosts (tests/neon_test.cpp); AArch64 runs it natively.
 [ "$(uname -m)" = aarch64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()
