@@ -27,7 +27,7 @@ ROOT = os.path.dirname(HERE)
 COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac",
            "trials", "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct",
            "convtune_ms", "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl",
-           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "peak_gflops", "cpu", "machine", "date", "config"]
+           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops", "cpu", "machine", "date", "config"]
 
 
 fail = benchlib.make_fail("batch")
@@ -86,10 +86,11 @@ def row_for(a, net, name, sel, trials):
     r.update({k: v for k, v in shape_fields(b["shape"]).items() if k != "N"})
     r["best20_pct"], r["best20_ms"] = best_of(recs, 20)
     r["bestN_log_pct"], r["bestN_log_ms"] = best_of(recs, len(recs))
-    for key, col in (("convtune", "convtune"), ("onednn", "onednn"), ("im2col_blas", "blas"), ("xnnpack", "xnnpack")):
+    for key, col in (("convtune", "convtune"), ("onednn", "onednn"), ("im2col_blas", "blas"), ("xnnpack", "xnnpack"),
+                     ("libxsmm", "libxsmm")):
         e = b.get(key) or {}
         r[col + "_pct"] = e.get("percent_peak", float("nan"))
-        if col not in ("blas", "xnnpack"):
+        if col not in ("blas", "xnnpack", "libxsmm"):
             r[col + "_real_pct"] = e.get("real_percent_peak", float("nan"))
         r[col + "_ms"] = e.get("seconds", float("nan")) * 1e3
         if col != "convtune":
@@ -118,14 +119,14 @@ def markdown(rows, trials):
                 "multiply-adds not on zero padding, as % of peak. convtune best of 20 comes from the tuning log; best of N, "
                 "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
-                f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
+                f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
                 "| oneDNN impl | BLAS core |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
                        f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
-                                    for c in ("best20", "convtune", "onednn", "blas", "xnnpack"))
+                                    for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
                        + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
                        + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
@@ -140,7 +141,7 @@ def markdown(rows, trials):
         ratios = [r["ratio_convtune_onednn"] for r in rs if not math.isnan(r["ratio_convtune_onednn"])]
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
         cells = " | ".join(f"**{fmt(wavg(c))}** / {fmt_small(total_ms(c))}"
-                           for c in ("best20", "convtune", "onednn", "blas", "xnnpack"))
+                           for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
         out += [f"| **FLOP-weighted average** / total ms | | {fmt_small(tot)} | | | {cells} | "
                 f"**{fmt(wavg('convtune_real'))}** | **{fmt(wavg('onednn_real'))}** | "
                 f"geomean **{fmt(geo, '.2f')}** | | |", ""]

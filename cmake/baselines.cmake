@@ -1,6 +1,6 @@
-# Optional baselines for `convtune bench`: oneDNN (libdnnl-dev) and OpenBLAS
-# (libopenblas-dev), both from Debian. Without them the stubs are built and
-# bench says what is missing.
+# Optional baselines for `convtune bench`: oneDNN (libdnnl-dev), OpenBLAS
+# (libopenblas-dev), XNNPACK and LIBXSMM, all from Debian. Without them the
+# stubs are built and bench says what is missing.
 option(CONVTUNE_WITH_ONEDNN "Build the oneDNN baseline when oneDNN is found" ON)
 option(CONVTUNE_WITH_OPENBLAS "Build the im2col+OpenBLAS baseline when OpenBLAS is found" ON)
 set(CT_BASELINE_SOURCES src/baselines/layouts.cpp)
@@ -65,6 +65,30 @@ else()
   set(CONVTUNE_HAVE_XNNPACK OFF)
 endif()
 
+option(CONVTUNE_WITH_LIBXSMM "Build the LIBXSMM baseline when LIBXSMM is found" ON)
+if(CONVTUNE_WITH_LIBXSMM)
+  pkg_check_modules(CT_LIBXSMM QUIET libxsmm)  # Debian's libxsmm.pc: the static libxsmm.a in /usr/lib
+  # Only the library itself: its other -l flags (pthread, rt, dl, m) come with convtune_core.
+  find_library(CT_LIBXSMM_LIB xsmm HINTS ${CT_LIBXSMM_LIBRARY_DIRS})
+  find_path(CT_LIBXSMM_INCLUDE libxsmm_dnn_convolution.h HINTS ${CT_LIBXSMM_INCLUDE_DIRS})  # 2.x moved it out
+  # Its BLAS fallback wants sgemm_ and friends: OpenBLAS when it is linked, else libxsmm's stubs.
+  if(CONVTUNE_HAVE_OPENBLAS)
+    set(CT_LIBXSMM_BLAS ${CT_OPENBLAS_LIB})
+  else()
+    find_library(CT_LIBXSMM_BLAS xsmmnoblas)
+  endif()
+  find_package(OpenMP COMPONENTS CXX)  # execute_st per thread id in an OpenMP team
+endif()
+if(CONVTUNE_WITH_LIBXSMM AND CT_LIBXSMM_LIB AND CT_LIBXSMM_BLAS AND CT_LIBXSMM_INCLUDE AND OpenMP_CXX_FOUND)
+  message(STATUS "bench baseline LIBXSMM: ${CT_LIBXSMM_LIB}")
+  list(APPEND CT_BASELINE_SOURCES src/baselines/libxsmm.cpp)
+  set(CONVTUNE_HAVE_LIBXSMM ON)
+else()
+  message(STATUS "bench baseline LIBXSMM: not found (apt-get install libxsmm-dev)")
+  list(APPEND CT_BASELINE_SOURCES src/baselines/libxsmm_missing.cpp)
+  set(CONVTUNE_HAVE_LIBXSMM OFF)
+endif()
+
 # Links the found baselines into `target` and defines CONVTUNE_HAVE_DNNL /
 # CONVTUNE_HAVE_OPENBLAS for it and its users.
 function(ct_use_baselines target)
@@ -82,5 +106,10 @@ function(ct_use_baselines target)
     target_include_directories(${target} PRIVATE ${CT_XNNPACK_INCLUDE} ${CT_PTHREADPOOL_INCLUDE})
     target_link_libraries(${target} PRIVATE ${CT_XNNPACK_LIB} ${CT_PTHREADPOOL_LIB})
     target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_XNNPACK=1)
+  endif()
+  if(CONVTUNE_HAVE_LIBXSMM)
+    target_include_directories(${target} PRIVATE ${CT_LIBXSMM_INCLUDE})
+    target_link_libraries(${target} PRIVATE ${CT_LIBXSMM_LIB} ${CT_LIBXSMM_BLAS} OpenMP::OpenMP_CXX)
+    target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_LIBXSMM=1)
   endif()
 endfunction()

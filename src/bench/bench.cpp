@@ -186,6 +186,14 @@ BenchResult run_bench(const BenchOptions& opt) {
   } catch (const Error& e) {
     xn.missing = e.what();
   }
+  BenchEntry lx{"LIBXSMM", "", "", 0, {}, 0};
+  std::unique_ptr<Baseline> libxsmm;
+  try {
+    libxsmm = make_libxsmm(data, &lx.missing, t.threads);
+  } catch (const Error& e) {
+    lx.missing = e.what();
+  }
+  if (libxsmm) lx.impl = libxsmm->impl();
   if (xnnpack) xn.impl = xnnpack->impl();
   if (onednn) dn.impl = onednn->impl();
   if (blas) bl.impl = blas->impl();
@@ -208,6 +216,11 @@ BenchResult run_bench(const BenchOptions& opt) {
     xnnpack->run();
     err = check_output(data, xnnpack->output(), "XNNPACK", "check the libxnnpack installation", &xn.max_error);
   }
+  if (err.empty() && libxsmm) {
+    libxsmm->run();
+    err = check_output(data, libxsmm->output(), "LIBXSMM", "check the libxsmm installation (LIBXSMM_VERBOSE=1)",
+                       &lx.max_error);
+  }
   if (!err.empty()) throw Error(err);
 
   const TimingProtocol protocol{t.min_repeat_ms, t.repeat, 1};
@@ -222,7 +235,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (onednn) time(&dn, [&] { onednn->run(); });
   if (blas) time(&bl, [&] { blas->run(); });
   if (xnnpack) time(&xn, [&] { xnnpack->run(); });
-  res.entries = {ct, dn, bl, xn};
+  if (libxsmm) time(&lx, [&] { libxsmm->run(); });
+  res.entries = {ct, dn, bl, xn, lx};
   return res;
 }
 

@@ -13,6 +13,7 @@ std::string json_key(const std::string& name) {
   if (name == "oneDNN") return "onednn";
   if (name == "im2col+OpenBLAS") return "im2col_blas";
   if (name == "XNNPACK") return "xnnpack";
+  if (name == "LIBXSMM") return "libxsmm";
   return name;
 }
 

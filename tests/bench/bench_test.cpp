@@ -78,6 +78,32 @@ TEST(Bench, BaselinesComputeTheReference) {
   }
 }
 
+const std::string kNoLibxsmm =
+    "LIBXSMM is not in this build; install it (sudo apt-get install libxsmm-dev) and rebuild convtune";
+
+// LIBXSMM on the shapes above plus C=3 with pad 1 and stride 2, on 1 and 2
+// OpenMP threads (each thread id computes its share); every call pads the
+// input anew, so the second call must agree as well.
+TEST(Bench, LibxsmmComputesTheReference) {
+  std::string missing;
+  if (!make_libxsmm(ProblemData::make(parse_shape("K=16,C=16,H=4,R=1"), 0, 7), &missing)) GTEST_SKIP() << missing;
+  for (const char* shape : {"K=20,C=8,H=9,R=3", "K=32,C=3,H=15,R=7,stride=2,pad=3", "K=16,C=24,H=5,R=1",
+                            "K=48,C=16,H=10,R=1,stride=2", "N=2,K=16,C=4,H=6,W=7,R=3,S=1",
+                            "K=10,C=3,H=11,R=3,stride=2,pad=1"}) {
+    ProblemData p = ProblemData::make(parse_shape(shape), 0, 7);
+    for (int threads : {1, 2}) {
+      auto lx = make_libxsmm(p, &missing, threads);
+      ASSERT_TRUE(lx) << missing;
+      for (int call = 0; call < 2; ++call) {
+        lx->run();
+        EXPECT_EQ(check_output(p, lx->output(), lx->impl(), "-"), "") << shape << " threads " << threads;
+      }
+      EXPECT_EQ(lx->impl().rfind("LIBXSMM 1.", 0), 0u) << lx->impl();
+      EXPECT_NE(lx->impl().find(fmt::format("({} thread", threads)), std::string::npos) << lx->impl();
+    }
+  }
+}
+
 // Issue 13: the baselines apply the same epilogue (oneDNN post-ops, a loop
 // after the GEMM) and agree with the reference, which the epilogue changes.
 TEST(Bench, BaselinesApplyTheEpilogue) {
@@ -100,6 +126,14 @@ TEST(Bench, BaselinesApplyTheEpilogue) {
         EXPECT_FALSE(xnn);
         EXPECT_EQ(missing_xnn, "XNNPACK's convolution has no residual add; it is left out for --epilogue bias,add");
       }
+      std::string missing_lx;  // LIBXSMM fuses no epilogue at all: left out, with the reason
+      EXPECT_FALSE(make_libxsmm(p, &missing_lx));
+#ifdef CONVTUNE_HAVE_LIBXSMM
+      EXPECT_EQ(missing_lx, "LIBXSMM 1.17's convolution fuses no bias or activation; it is left out for --epilogue " +
+                                to_string(e));
+#else
+      EXPECT_EQ(missing_lx, kNoLibxsmm);
+#endif
     }
   }
 }
@@ -193,12 +227,12 @@ TEST(Bench, JsonReportsAllThreeAndTheRealWork) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"layer", "shape", "cpu", "peak_gflops", "machine", "date", "flops", "real_flops", "trials",
-                          "config", "convtune", "onednn", "im2col_blas", "ratio_convtune_onednn"})
+                          "config", "convtune", "onednn", "im2col_blas", "libxsmm", "ratio_convtune_onednn"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["trials"], 2);
   EXPECT_LT(j["real_flops"].get<double>(), j["flops"].get<double>());  // 3x3 with padding
   EXPECT_GT(j["convtune"]["gflops"].get<double>(), 0);
-  for (const char* lib : {"onednn", "im2col_blas"}) {
+  for (const char* lib : {"onednn", "im2col_blas", "libxsmm"}) {
     if (j[lib].contains("missing")) {
       EXPECT_NE(r.err.find(j[lib]["missing"].get<std::string>()), std::string::npos) << r.err;
       continue;

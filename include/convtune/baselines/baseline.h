@@ -1,5 +1,6 @@
 #pragma once
-// Library baselines for `convtune bench` (oneDNN, im2col + OpenBLAS): each is
+// Library baselines for `convtune bench` (oneDNN, im2col + OpenBLAS, XNNPACK,
+// LIBXSMM): each is
 // prepared once from a layer's operands (layout conversions and reorders
 // happen here, outside the timing), then run() is the timed call.
 #include <memory>
@@ -45,5 +46,13 @@ std::unique_ptr<Baseline> make_im2col_blas(const ProblemData& p, std::string* mi
 /// through its bias and output range. nullptr and *missing (why) when XNNPACK
 /// is not in this build or for the bias,add epilogue it cannot fuse.
 std::unique_ptr<Baseline> make_xnnpack(const ProblemData& p, std::string* missing, int threads = 1);
+
+/// LIBXSMM 1.17's direct convolution (libxsmm_dnn_create_conv_layer, NHWC
+/// activations, weights copied once into its blocked layout), execute_st per
+/// thread id in an OpenMP team of `threads`. With padding, run() copies the
+/// input into a zero-padded buffer (timed). nullptr and *missing (why) when
+/// LIBXSMM is not in this build or for any epilogue (it fuses none); throws
+/// Error when LIBXSMM rejects the shape.
+std::unique_ptr<Baseline> make_libxsmm(const ProblemData& p, std::string* missing, int threads = 1);
 
 }  // namespace convtune
