@@ -4,6 +4,7 @@
 // `threads` OpenMP threads, each calling execute_st with its thread id.
 #include <omp.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -69,7 +70,7 @@ class LibxsmmConv : public Baseline {
  private:
   // The layer, its bound buffers and the reordered weights (outside the timing).
   void prepare(const ProblemData& p) {
-    libxsmm_init();
+    init_keeping_environment();
     libxsmm_dnn_conv_desc d{};
     d.N = int(s_.N), d.C = int(s_.C), d.H = int(s_.H), d.W = int(s_.W), d.K = int(s_.K), d.R = int(s_.R);
     d.S = int(s_.S), d.u = d.v = int(s_.stride), d.pad_h = d.pad_w = int(s_.pad);
@@ -105,6 +106,16 @@ class LibxsmmConv : public Baseline {
     }
   }
 
+
+  // libxsmm_init() puts OMP_PROC_BIND=TRUE into the environment when no
+  // affinity variable is set (LIBXSMM 1.17, libxsmm_main.c): every process
+  // bench starts afterwards (the tune's runners, oneDNN's child) would bind
+  // its OpenMP threads, and a later --threads 2 finds one CPU. Taken back out.
+  static void init_keeping_environment() {
+    const bool had_bind = std::getenv("OMP_PROC_BIND") != nullptr;
+    libxsmm_init();
+    if (!had_bind) unsetenv("OMP_PROC_BIND");
+  }
 
   void release() {
     if (scratch_) {

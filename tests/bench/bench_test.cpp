@@ -3,6 +3,7 @@
 // reports what it timed.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -86,7 +87,10 @@ const std::string kNoLibxsmm =
 // input anew, so the second call must agree as well.
 TEST(Bench, LibxsmmComputesTheReference) {
   std::string missing;
+  const bool had_bind = std::getenv("OMP_PROC_BIND") != nullptr;
   if (!make_libxsmm(ProblemData::make(parse_shape("K=16,C=16,H=4,R=1"), 0, 7), &missing)) GTEST_SKIP() << missing;
+  // LIBXSMM's init sets OMP_PROC_BIND=TRUE; left in, the processes bench starts later would pin their threads.
+  EXPECT_EQ(std::getenv("OMP_PROC_BIND") != nullptr, had_bind);
   for (const char* shape : {"K=20,C=8,H=9,R=3", "K=32,C=3,H=15,R=7,stride=2,pad=3", "K=16,C=24,H=5,R=1",
                             "K=48,C=16,H=10,R=1,stride=2", "N=2,K=16,C=4,H=6,W=7,R=3,S=1",
                             "K=10,C=3,H=11,R=3,stride=2,pad=1"}) {
