@@ -263,7 +263,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads and CPUs pinned (default 1)")
     ap.add_argument("--cpu", type=int, help="core to measure on (default: convtune's, the last one)")
     ap.add_argument("--peak", type=float, help="one core's peak GFLOP/s (as convtune bench measures it); "
-                                               "% of peak is of --threads x it")
+                                               "%% of peak is of --threads x it")
     ap.add_argument("--min-repeat-ms", type=float, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--bench-csv", help="a bench/batch.py CSV of the same layers: ratios per layer and geomeans")

@@ -33,6 +33,9 @@ def main():
         print(f"pytorch_conv_test: skipped: {sys.executable} has no torch (sudo apt-get install python3-torch)")
         return 77
     convtune = os.path.abspath(sys.argv[1])
+    # --help prints (a stray % in a help text makes argparse raise instead).
+    p = run(["--help"])
+    check(p.returncode == 0 and "--peak PEAK" in p.stdout and "% of peak" in p.stdout, f"--help: {p.stderr}")
     with tempfile.TemporaryDirectory(prefix="convtune-pytorch-") as out:
         # A batch.py CSV with the first layer only: convtune 4x and oneDNN 2x PyTorch's time, set below.
         bench_csv = os.path.join(out, "batch.csv")
