@@ -5,6 +5,7 @@
 #include "convtune/bench/library_bench.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -131,6 +132,25 @@ std::map<std::string, KernelNote> kernel_notes(const std::string& dir, const Fou
   return notes;
 }
 
+// Refuses a library exported with --epilogue: its dispatcher takes only that
+// epilogue (with a bias, maybe a residual), and the baselines here time the
+// plain convolution, so the comparison would not be of equal work.
+void check_plain_library(const std::string& dir, const FoundLibrary& lib) {
+  std::string upper = lib.name;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  const std::string define = fmt::format("#define {0}_LIBRARY_EPILOGUE {0}_EPILOGUE_", upper);
+  std::istringstream lines(read_text(dir + "/" + lib.name + ".h"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(define, 0) != 0) continue;
+    std::string e = line.substr(define.size());
+    if (e == "NONE") return;
+    for (char& ch : e) ch = ch == '_' ? ',' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    throw Error(fmt::format("--library '{}' was exported with --epilogue {}; bench --library times plain "
+                            "convolutions: export the logs tuned without --epilogue into another --out and bench that",
+                            dir, e));
+  }
+}
+
 // Refuses a library of ISAs this CPU cannot run (it would die of SIGILL).
 void check_library_isa(const std::string& dir, const FoundLibrary& lib,
                        const std::map<std::string, KernelNote>& notes) {
@@ -211,6 +231,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   const FoundLibrary found = find_library(opt.dir);
   res.name = found.name;
   res.openmp = found.openmp;
+  check_plain_library(opt.dir, found);
   const std::map<std::string, KernelNote> notes = kernel_notes(opt.dir, found);
   check_library_isa(opt.dir, found, notes);
   res.cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();

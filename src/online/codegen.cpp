@@ -280,16 +280,17 @@ struct Gen {
   bool parallel(size_t i) const { return i < specs.size() && specs[i].kind == SpecKind::P && specs[i].factor > 1; }
 
   // The OpenMP line above specs[i] = P(n,d) (config.h): one thread per
-  // iteration; with an adjacent P below, one collapse(2) loop of n1*n2
-  // threads (validate_config allows at most two P, adjacent, so this never
+  // iteration, or t for P(n,d,t) (OpenMP's static schedule gives each a
+  // contiguous chunk); with an adjacent P below, one collapse(2) loop of
+  // t1*t2 threads (validate_config allows at most two P, adjacent, so this never
   // nests parallel regions). Every variable of the body is declared inside
   // it, so private to its thread; the tables are read-only.
   std::string omp_pragma(size_t i) const {
     if (i > 0 && parallel(i - 1)) return "";  // the inner loop of a collapse(2)
     if (parallel(i + 1))
       return fmt::format("#pragma omp parallel for collapse(2) schedule(static) num_threads({})\n",
-                         specs[i].factor * specs[i + 1].factor);
-    return fmt::format("#pragma omp parallel for schedule(static) num_threads({})\n", specs[i].factor);
+                         spec_threads(specs[i]) * spec_threads(specs[i + 1]));
+    return fmt::format("#pragma omp parallel for schedule(static) num_threads({})\n", spec_threads(specs[i]));
   }
 
   // Emits specs[i..] at the given depth.

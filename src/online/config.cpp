@@ -39,8 +39,8 @@ int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
 bool Spec::operator==(const Spec& o) const {
   if (kind != o.kind || dim != o.dim) return false;
   switch (kind) {
-    case SpecKind::T:
-    case SpecKind::P: return factor == o.factor;
+    case SpecKind::T: return factor == o.factor;
+    case SpecKind::P: return factor == o.factor && threads == o.threads;
     case SpecKind::U: return alpha == o.alpha && (alpha || factor == o.factor);
     case SpecKind::Lseq: return seq == o.seq;
     case SpecKind::R:
@@ -54,7 +54,8 @@ std::string to_string(const Spec& s) {
   switch (s.kind) {
     case SpecKind::R: return fmt::format("R({})", d);
     case SpecKind::T: return fmt::format("T({},{})", s.factor, d);
-    case SpecKind::P: return fmt::format("P({},{})", s.factor, d);
+    case SpecKind::P:
+      return s.threads > 0 ? fmt::format("P({},{},{})", s.factor, d, s.threads) : fmt::format("P({},{})", s.factor, d);
     case SpecKind::U:
       return s.alpha ? fmt::format("U(a,{})", d) : fmt::format("U({},{})", s.factor, d);
     case SpecKind::V: return fmt::format("V({})", d);
@@ -186,6 +187,15 @@ class Parser {
       expect(',', "after the count");
     }
     s.dim = dim();
+    if (s.kind == SpecKind::P && peek() == ',') {  // P(n,d,t)
+      ++i_;
+      const size_t at = i_;
+      s.threads = number();
+      if (s.threads < 2) {
+        i_ = at;
+        fail("a P loop's thread count is at least 2, got " + got() + "; write P(n,d) for one thread per iteration");
+      }
+    }
     if (s.kind == SpecKind::Lseq) {
       expect(',', "after the dimension");
       expect('[', "to open the list of (repeats,size) pairs");
@@ -343,6 +353,11 @@ void check_parallel(const Config& c) {
     const Spec& s = c.specs[i];
     if (s.kind == SpecKind::Lseq && lseq == c.specs.size()) lseq = i;
     if (s.kind != SpecKind::P) continue;
+    if (s.threads != 0 && (s.threads < 2 || s.threads >= s.factor))
+      reject(fmt::format("dimension {}: {} has {} threads for {} iterations; give 2 <= t < n in P(n,{},t), or "
+                         "P({},{}) for one thread per iteration",
+                         dim_char(s.dim), to_string(s), s.threads, s.factor, dim_char(s.dim), s.factor,
+                         dim_char(s.dim)));
     if (s.dim == Dim::c || s.dim == Dim::r || s.dim == Dim::s)
       reject(fmt::format("dimension {}: {} runs a reduction dimension in parallel; only n, k, h, w may be "
                          "parallel (each output must be written by one thread only)",
@@ -425,7 +440,7 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
 int64_t config_threads(const Config& c) {
   int64_t n = 1;
   for (const Spec& s : c.specs)
-    if (s.kind == SpecKind::P && s.factor > 0 && __builtin_mul_overflow(n, s.factor, &n))
+    if (s.kind == SpecKind::P && s.factor > 0 && __builtin_mul_overflow(n, spec_threads(s), &n))
       return std::numeric_limits<int64_t>::max();  // never valid; only for unchecked input
   return n;
 }

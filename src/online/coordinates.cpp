@@ -135,6 +135,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
     ParOption par{c.specs[0].dim, c.specs[0].factor};
+    par.threads1 = c.specs[0].threads;
     first = 1;
     if (c.specs.size() > 1 && c.specs[1].kind == SpecKind::P) {  // a nested pair
       par.dim2 = c.specs[1].dim;

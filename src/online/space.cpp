@@ -224,12 +224,20 @@ std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
         for (int64_t p2 : divisors(threads / p1))
           if (p1 > 1 && p2 > 1 && remaining(ch, dims[i]) % p1 == 0 && remaining(ch, dims[j]) % p2 == 0)
             v.push_back({dims[i], p1, dims[j], p2});
+  // Uneven splits (config.h P(n,d,t)) only where no even one uses every
+  // thread: at the same thread count an even split is never slower.
+  if (std::none_of(v.begin(), v.end(), [&](const ParOption& o) { return o.threads() == threads; }))
+    for (Dim d : dims) {
+      const int64_t m = remaining(ch, d);
+      if (m > threads && m % threads != 0) v.push_back({d, m, Dim::n, 1, threads});
+    }
   return v;
 }
 
 std::vector<Spec> parallel_specs(const ParOption& o) {
   std::vector<Spec> v;
   if (o.count > 1) v.push_back(make_spec(SpecKind::P, o.dim, o.count));
+  if (o.count > 1 && o.threads1 > 0) v.back().threads = o.threads1;
   if (o.count2 > 1) v.push_back(make_spec(SpecKind::P, o.dim2, o.count2));
   return v;
 }
@@ -261,8 +269,8 @@ static void restrict_to_parallel(Space& sp) {
   for (const UkChoice& ch : sp.choices)
     if (!sp.parallel_options(ch).empty()) keep.push_back(ch);
   const std::string why =
-      fmt::format("no loop of n, k, h or w has a count divisible by a divisor of --threads {} for {}; candidates "
-                  "run on one thread",
+      fmt::format("no loop of n, k, h or w has a count divisible by a divisor of --threads {} or above it for {}; "
+                  "candidates run on one thread",
                   sp.threads, keep.empty() ? "any microkernel choice" : "some microkernel choices (left out)");
   if (keep.size() == sp.choices.size()) {
     sp.parallel = true;

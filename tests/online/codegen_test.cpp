@@ -240,7 +240,12 @@ INSTANTIATE_TEST_SUITE_P(
         // k x h collapsed into one loop of 4 iterations on 2 CPUs (4 threads).
         Case{"K=32,C=8,H=8,R=3", "[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"},
         // A masked K tail inside one thread's share.
-        Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"}));
+        Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
+        // Uneven: 17 rows on 2 threads (9 + 8), pad 1 at both ends; 3 k vectors
+        // with a masked tail on 2 threads; an uneven P collapsed with an even one.
+        Case{"K=16,C=4,H=17,R=3", "[P(17,h,2), T(17,w), T(3,r), T(3,s), T(4,c), V(k)]"},
+        Case{"K=41,C=3,H=5,R=1", "[P(3,k,2), T(5,h), T(5,w), T(3,c), V(k)]"},
+        Case{"K=32,C=4,H=5,R=3", "[P(5,h,2), P(2,k), T(5,w), T(3,r), T(3,s), T(4,c), V(k)]"}));
 
 // The driver binds each OpenMP thread of a candidate to its own CPU of the
 // set: a wrapper around a real P(2,k) kernel computes the convolution only
@@ -295,6 +300,14 @@ TEST(ConvCodegenText, ParallelLoopsAreOpenMp) {
   EXPECT_NE(one.header.find("Threads: 2, fixed by the configuration's P loops"), std::string::npos);
   EXPECT_NE(one.header.find("Call it from one\n   thread at a time"), std::string::npos) << one.header;
   EXPECT_NE(one.c_source.find(" * threads: 2 (OpenMP; compile with -fopenmp)"), std::string::npos);
+
+  GeneratedKernel uneven = generate_conv(
+      isa, {parse_shape("K=16,C=4,H=17,R=1"), parse_config("[P(17,h,2), T(17,w), T(4,c), V(k)]"), "f", ""});
+  EXPECT_EQ(uneven.threads, 2);
+  EXPECT_NE(uneven.c_source.find("#pragma omp parallel for schedule(static) num_threads(2)\n  for (long h1 = 0; h1 < "
+                                 "17; ++h1) {  /* P(17,h,2) */"),
+            std::string::npos)
+      << uneven.c_source;
 
   GeneratedKernel two = generate_conv(
       isa, {shape, parse_config("[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"), "f", ""});

@@ -119,6 +119,18 @@ TEST(Config, ParallelLoop) {
   EXPECT_EQ(config_threads(parse_config(kPaper)), 1);
   EXPECT_EQ(parse_error("[P(k)]"), "config: at column 4: expected a number, got 'k'");
   EXPECT_EQ(parse_error("[P(2,k]"), "config: at column 7: expected ')' to close the specifier, got ']'");
+  // P(n,d,t): n iterations on t threads.
+  Config u = parse_config("[P(17,h,2), T(3,w), V(k)]");
+  EXPECT_EQ(u.specs[0].factor, 17);
+  EXPECT_EQ(u.specs[0].threads, 2);
+  EXPECT_EQ(to_string(u), "[P(17,h,2), T(3,w), V(k)]");
+  EXPECT_NE(u.specs[0], parse_config("[P(17,h)]").specs[0]);
+  EXPECT_NE(u.specs[0], parse_config("[P(17,h,3)]").specs[0]);
+  EXPECT_EQ(config_threads(u), 2);
+  EXPECT_EQ(config_threads(parse_config("[P(17,h,2), P(3,w), V(k)]")), 6);
+  EXPECT_EQ(parse_error("[P(17,h,1)]"), "config: at column 9: a P loop's thread count is at least 2, got '1'; write "
+                                        "P(n,d) for one thread per iteration");
+  EXPECT_EQ(parse_error("[P(17,h,)]"), "config: at column 9: expected a number, got ')'");
 }
 
 TEST(Config, ParseErrors) {
@@ -312,6 +324,14 @@ TEST(Validate, ParallelLoops) {
   EXPECT_EQ(check("[P(2,k), T(8,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
             "config: P(2,k) and P(17,h) are not adjacent; two parallel loops must be next to each other (they "
             "become one OpenMP collapse(2) loop)");
+  // P(n,d,t): t threads below the count; t = n is P(n,d).
+  EXPECT_EQ(check("[T(16,k), P(17,h,2), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"), "no error");
+  EXPECT_EQ(check("[T(16,k), P(17,h,17), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: dimension h: P(17,h,17) has 17 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
+            "P(17,h) for one thread per iteration");
+  EXPECT_EQ(check("[T(16,k), P(17,h,18), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
+            "config: dimension h: P(17,h,18) has 18 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
+            "P(17,h) for one thread per iteration");
   EXPECT_EQ(check("[P(0,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
             "config: dimension k: P(0,k) has count 0; every count must be >= 1");
   // Below the reuse loop there is only the microkernel.

@@ -417,6 +417,35 @@ TEST(Space, ParallelOptionsDivideThreadsAndTiles) {
   EXPECT_EQ(sm.size(), double(distinct.size()));
 }
 
+// No count of 3 k vectors, 3 rows, 3 columns is even: each becomes P(3,d,2),
+// 2 + 1 iterations; sampled configurations validate, run 2 threads, and
+// exhaustive sampling agrees with size(). An even split, where there is one,
+// leaves the uneven ones out.
+TEST(Space, UnevenSplitsWhenNoCountIsEven) {
+  Space sp = build_space(parse_shape("K=48,C=2,H=3,R=1"), table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 2);
+  ASSERT_TRUE(sp.parallel);
+  EXPECT_EQ(sp.note, "");
+  std::vector<std::string> got;
+  for (const ParOption& o : sp.parallel_options(sp.choices[0])) {
+    EXPECT_EQ(o.threads(), 2);
+    got.push_back(to_string(Config{parallel_specs(o)}));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"[P(3,k,2)]", "[P(3,h,2)]", "[P(3,w,2)]"}));
+  std::mt19937_64 rng(7);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 5000; ++i) {
+    const Config c = sample_config(sp, rng);
+    ASSERT_NO_THROW(validate_config(c, sp.shape, 16)) << to_string(c);
+    EXPECT_EQ(config_threads(c), 2);
+    distinct.insert(to_string(c));
+  }
+  EXPECT_EQ(sp.size(), double(distinct.size()));
+  Space even = build_space(parse_shape("K=48,C=2,H=4,W=3,R=1"), table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 2);
+  got.clear();
+  for (const ParOption& o : even.parallel_options(even.choices[0])) got.push_back(to_string(Config{parallel_specs(o)}));
+  EXPECT_EQ(got, (std::vector<std::string>{"[P(2,h)]"}));
+}
+
 // 16 cores on a 7x7 output (resnet18-12's): no single dimension has 16 tiles
 // of a 4-vector k block, but k x h nested does; sampled configurations carry
 // both P loops adjacent and outermost, valid, and exhaustive sampling agrees
@@ -447,12 +476,12 @@ TEST(Space, NestedParallelPairsSplitThreadsOverTwoDimensions) {
 }
 
 TEST(Space, NoParallelOptionSaysSo) {
-  // Ho = Wo = 3, one k tile: nothing to split over 2 threads.
-  Space sp = build_space(parse_shape("K=16,C=4,H=3,R=1"), table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 2);
+  // Ho = Wo = 3, one k tile: nothing to split over 4 threads, evenly or not.
+  Space sp = build_space(parse_shape("K=16,C=4,H=3,R=1"), table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 4);
   EXPECT_FALSE(sp.parallel);
   EXPECT_EQ(sp.note,
-            "no loop of n, k, h or w has a count divisible by a divisor of --threads 2 for any microkernel choice; "
-            "candidates run on one thread");
+            "no loop of n, k, h or w has a count divisible by a divisor of --threads 4 or above it for any "
+            "microkernel choice; candidates run on one thread");
   std::mt19937_64 rng(1);
   EXPECT_NE(sample_config(sp, rng).specs[0].kind, SpecKind::P);
   EXPECT_EQ(error_of([] { build_space(parse_shape("K=16,C=4,H=3,R=1"), ClassTable{}, 16, 0); }),

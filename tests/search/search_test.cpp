@@ -488,6 +488,16 @@ TEST(Csa, SplitsTheDimensionWithTheMostTiles) {
     EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << to_string(p.config);  // droplet/hillclimb start there
   }
   EXPECT_EQ(csa_plan(build_space(zoo_layer("yolo9000-12"), shipped_table(), 16), o).info["parallel"], "none");
+  // yolo9000-23: Ho = Wo = 17 and 1767 k vectors, nothing even: an uneven split on 2 threads.
+  Shape sh = zoo_layer("yolo9000-23");
+  Space sp = build_space(sh, shipped_table(), 16, 2);
+  ASSERT_TRUE(sp.parallel);
+  CsaPlan p = csa_plan(sp, o);
+  ASSERT_NO_THROW(validate_config(p.config, sh, 16)) << to_string(p.config);
+  ASSERT_EQ(p.config.specs[0].kind, SpecKind::P) << to_string(p.config);
+  EXPECT_EQ(p.config.specs[0].threads, 2) << to_string(p.config);
+  EXPECT_EQ(config_threads(p.config), 2);
+  EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << to_string(p.config);
 }
 
 TEST(Csa, ValidForEveryZooLayer) {

@@ -11,6 +11,7 @@
 //                             with alpha=v1 followed by a2 tiles with alpha=v2
 //   P(n,d)                    parallel tile loop: like T(n,d), n iterations along d,
 //                             run by n OpenMP threads, one iteration each
+//   P(n,d,t)                  the same n iterations run by t threads, 2 <= t < n
 //
 // P(n,d) (beyond 000: issue 12). The code is `#pragma omp parallel for
 // schedule(static) num_threads(n)`: exactly n threads, each runs one
@@ -20,7 +21,15 @@
 // T(n,c) + microkernel block and above any Lseq (not inside one of its
 // branches); at most two P, and two must be adjacent: they become one
 // `collapse(2)` loop of n1*n2 threads (e.g. [P(2,k), P(2,h), ...] on 4 cores).
-// P(1,d) is a degenerate loop (no code, no thread). Generated code with a P
+// P(1,d) is a degenerate loop (no code, no thread).
+// P(n,d,t): when no loop count along n, k, h or w has a factor of the thread
+// count (yolo9000-23: Ho = Wo = 17, 1767 k vectors), the n iterations are
+// split over t threads by `schedule(static) num_threads(t)`: contiguous
+// chunks of ceil(n/t) or floor(n/t) iterations, as oneDNN's balance211
+// splits work. The loop bounds stay constants, so border variants are
+// chosen as for T. t = n is written P(n,d). In a collapse(2) pair the
+// threads multiply and the n1*n2 iterations are split over them.
+// Generated code with a P
 // needs -fopenmp (GeneratedKernel::cflags); without it the pragma is ignored
 // and the same code runs correctly on one thread.
 //
@@ -50,6 +59,7 @@ struct Spec {
   SpecKind kind = SpecKind::T;
   Dim dim = Dim::k;
   int64_t factor = 1;  // T, U, P: the count; unused for R, V, Lseq
+  int64_t threads = 0;  // P only: its thread count when below the count (P(n,d,t)); 0: one per iteration
   bool alpha = false;  // U(a,h): the size comes from the enclosing Lseq
   // Lseq only: {(repeats a1, alpha value v1), (a2, v2)}.
   std::array<std::pair<int64_t, int64_t>, 2> seq{};
@@ -75,8 +85,11 @@ Config parse_config(const std::string& text);
 /// configuration with Lseq, h is the first alternative (v1) and h2 the second.
 struct UkSizes;
 
-/// Threads a configuration runs on: the product of its P counts (1 without P).
+/// Threads a configuration runs on: the product of its P loops' threads (1 without P).
 int64_t config_threads(const Config& c);
+
+/// Threads of one P loop: t of P(n,d,t), else n.
+inline int64_t spec_threads(const Spec& s) { return s.threads > 0 ? s.threads : s.factor; }
 
 /// Checks a configuration against a shape and the vector length:
 ///  - exactly one V, the innermost specifier, on k;

@@ -38,12 +38,14 @@ struct ParOption {
   int64_t count = 1;
   Dim dim2 = Dim::n;   // the inner P of a pair; count2 1: none
   int64_t count2 = 1;
-  /// Threads the option runs (count * count2).
-  int64_t threads() const { return count * count2; }
+  int64_t threads1 = 0;  // the outer P's threads when fewer than count (P(count,dim,threads1)); 0: count
+  /// Threads the option runs.
+  int64_t threads() const { return (threads1 > 0 ? threads1 : count) * count2; }
   /// How many parts the option splits dimension d into (1: not split).
   int64_t on(Dim d) const { return (dim == d ? count : 1) * (count2 > 1 && dim2 == d ? count2 : 1); }
   bool operator==(const ParOption& o) const {
-    return dim == o.dim && count == o.count && count2 == o.count2 && (count2 == 1 || dim2 == o.dim2);
+    return dim == o.dim && count == o.count && threads1 == o.threads1 && count2 == o.count2 &&
+           (count2 == 1 || dim2 == o.dim2);
   }
 };
 
@@ -54,9 +56,12 @@ struct Space {
   /// P; with N > 1 every one has exactly one, outermost: P(p,d) with d one of
   /// n (batch > 1), k, h, w, p > 1 a divisor of N that divides the loop count
   /// left above the microkernel along d (so p = N uses every core; a smaller
-  /// p is there for dimensions with no factor N). Choices with no such option
-  /// are left out (they would run on one core); when none has one, the space
-  /// has no P and says so in `note`.
+  /// p is there for dimensions with no factor N). When no such option uses
+  /// all N threads, a dimension whose count m is not a multiple of N but
+  /// exceeds it adds P(m,d,N): all m iterations on N threads, chunks differing
+  /// by one iteration (yolo9000-23 at 2 threads: Ho = Wo = 17). Choices with
+  /// no option are left out (they would run on one core); when none has one,
+  /// the space has no P and says so in `note`.
   int threads = 1;
   std::vector<UkChoice> choices;
   /// Empty, or one line saying that the fallback microkernel was used and
