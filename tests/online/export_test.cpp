@@ -48,6 +48,23 @@ int sh(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// What both test programs start with: headers, CHECK (a failing call prints
+// its strerror text and exits 1) and load (floats from a file).
+std::string app_prelude(const std::string& lib) {
+  return fmt::format(
+      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"{0}.h\"\n\n"
+      "#define CHECK(x) \\\n"
+      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, {0}_strerror(rc_)); return 1; }} }} while (0)\n\n"
+      "static float *load(const char *path, size_t n) {{\n"
+      "  float *p = malloc(n * sizeof *p);\n"
+      "  FILE *f = fopen(path, \"rb\");\n"
+      "  if (!f || fread(p, sizeof *p, n, f) != n) {{ printf(\"cannot read %s\\n\", path); exit(1); }}\n"
+      "  fclose(f);\n"
+      "  return p;\n"
+      "}}\n\n",
+      lib);
+}
+
 // The C program: for every tuned shape, descriptor -> packed size, pack, conv,
 // output to out<i>.bin, and the same by the shape's own functions (bitwise the
 // same); then the return codes for an untuned shape, an epilogue, NULL.
@@ -80,18 +97,7 @@ std::string program(const std::vector<std::string>& functions) {
         s.N * s.Ho() * s.Wo() * s.K, fn, fn, s.N * s.Ho() * s.Wo() * s.K, fn);
   }
   const Shape u = parse_shape(kUntuned);
-  return fmt::format(
-      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"tiny.h\"\n\n"
-      "#define CHECK(x) \\\n"
-      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, tiny_strerror(rc_)); return 1; }} }} "
-      "while (0)\n\n"
-      "static float *load(const char *path, size_t n) {{\n"
-      "  float *p = malloc(n * sizeof *p);\n"
-      "  FILE *f = fopen(path, \"rb\");\n"
-      "  if (!f || fread(p, sizeof *p, n, f) != n) {{ printf(\"cannot read %s\\n\", path); exit(1); }}\n"
-      "  fclose(f);\n"
-      "  return p;\n"
-      "}}\n\n"
+  return app_prelude("tiny") + fmt::format(
       "static void save(const char *path, const float *p, size_t n) {{\n"
       "  FILE *f = fopen(path, \"wb\");\n"
       "  if (!f || fwrite(p, sizeof *p, n, f) != n || fclose(f)) {{ printf(\"cannot write %s\\n\", path); exit(1); }}\n"
@@ -167,17 +173,7 @@ std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e,
   for (auto& ch : FN) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   const int64_t out = s.N * s.Ho() * s.Wo() * s.K;
   const bool add = e == Epilogue::bias_add;
-  return fmt::format(
-      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"{0}.h\"\n\n"
-      "#define CHECK(x) \\\n"
-      "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, {0}_strerror(rc_)); return 1; }} }} while (0)\n\n"
-      "static float *load(const char *path, size_t n) {{\n"
-      "  float *p = malloc(n * sizeof *p);\n"
-      "  FILE *f = fopen(path, \"rb\");\n"
-      "  if (!f || fread(p, sizeof *p, n, f) != n) {{ printf(\"cannot read %s\\n\", path); exit(1); }}\n"
-      "  fclose(f);\n"
-      "  return p;\n"
-      "}}\n\n"
+  return app_prelude(lib) + fmt::format(
       "int main(void) {{\n"
       "  {0}_desc d = {{{2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {1}_LIBRARY_EPILOGUE, NULL, NULL}};\n"
       "  float *in = load(\"in.bin\", {11}), *w = load(\"w.bin\", {12});\n"
