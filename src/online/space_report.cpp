@@ -43,7 +43,7 @@ std::string space_report(const Space& sp, const std::string& layer, const std::s
       if (!seen[o.threads()]) ++g.choices, seen[o.threads()] = true;
       int64_t tiles = 1;
       for (Dim d : {Dim::n, Dim::k, Dim::h, Dim::w}) tiles *= sp.remaining(ch, d);
-      tiles /= o.threads();
+      tiles = (tiles + o.threads() - 1) / o.threads();  // the busiest thread of an uneven split
       if (g.example.empty() || tiles > g.tiles) g.example = text_of(o) + " with " + ch.text(), g.tiles = tiles;
     }
   }
