@@ -46,6 +46,16 @@ UkRecord uk_record(UkSizes u, double percent, const std::string& status) {
   return r;
 }
 
+ClassTable table_of(const std::vector<UkRecord>& records) {
+  ClassTable t;
+  t.isa = "avx512";
+  t.peak_gflops = 150;
+  t.threshold = 0.8;
+  t.microkernels = records;
+  t.select_and_classify();
+  return t;
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base && *base ? base : "/tmp") + "/convtune-test-XXXXXX";

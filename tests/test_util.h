@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the tests: temporary directories and running the CLI.
 #include <string>
+#include <vector>
 
 #include "convtune/offline/class_table.h"
 #include "convtune/offline/ukernel_codegen.h"
@@ -47,6 +48,10 @@ UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad);
 
 /// A profiled avx512 microkernel at `percent` of a 150 GFLOP/s peak.
 UkRecord uk_record(UkSizes u, double percent, const std::string& status = "ok");
+
+/// An avx512 class table of these records (150 GFLOP/s peak, 80 % threshold),
+/// selected and classified as the profiler leaves it.
+ClassTable table_of(const std::vector<UkRecord>& records);
 
 /// The message of the convtune::Error that f() throws, or "no error".
 template <typename F>

@@ -272,14 +272,21 @@ static void restrict_to_parallel(Space& sp) {
       fmt::format("no loop of n, k, h or w has a count divisible by a divisor of --threads {} or above it for {}; "
                   "candidates run on one thread",
                   sp.threads, keep.empty() ? "any microkernel choice" : "some microkernel choices (left out)");
-  if (keep.size() == sp.choices.size()) {
-    sp.parallel = true;
-    return;
+  if (keep.size() != sp.choices.size()) {
+    sp.note += (sp.note.empty() ? "" : "; ") + why;
+    if (keep.empty()) return;
+    sp.choices = std::move(keep);
   }
-  sp.note += (sp.note.empty() ? "" : "; ") + why;
-  if (keep.empty()) return;
-  sp.choices = std::move(keep);
   sp.parallel = true;
+  // More cores than independent work (issue 12): say so once, in tune and space.
+  int64_t most = 1;
+  for (const UkChoice& ch : sp.choices)
+    for (const ParOption& o : sp.parallel_options(ch)) most = std::max(most, o.threads());
+  if (most < sp.threads)
+    sp.note += (sp.note.empty() ? "" : "; ") +
+               fmt::format("no split uses all {} threads: candidates run at most {} and leave {} idle (a P count "
+                           "divides --threads and the tiles left along its dimension, or exceeds --threads)",
+                           sp.threads, most, sp.threads - most);
 }
 
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {

@@ -88,8 +88,19 @@ TEST(Cli, SpaceShowsParallelSplits) {
   EXPECT_EQ(r.out.find("no split uses all"), std::string::npos) << r.out;
   r = run_cli("space --shape K=48,C=4,H=5,W=7,R=1 --arch avx512 --threads 8");  // no count reaches 8
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("  no split uses all 8 threads: candidates run at most 1 and leave 7 idle"), std::string::npos)
+  EXPECT_NE(r.out.find("  note: no loop of n, k, h or w has a count divisible by a divisor of --threads 8 or above "
+                       "it for any microkernel choice; candidates run on one thread\n"),
+            std::string::npos)
       << r.out;
+  EXPECT_EQ(r.out.find("no split uses all"), std::string::npos) << r.out;
+  // 32 k vectors and a 7x7 output: 64 cores exceed the work; the space says so.
+  r = run_cli("space --layer resnet18-12 --arch avx512 --threads 64");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  note: no split uses all 64 threads: candidates run at most 32 and leave 32 idle (a P "
+                       "count divides --threads and the tiles left along its dimension, or exceeds --threads)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n       32  "), std::string::npos) << r.out;
   r = run_cli("space --layer resnet18-12 --threads 0");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("convtune: error: --threads: 0 is out of range", 0), 0u) << r.err;

@@ -17,18 +17,9 @@ namespace convtune {
 namespace {
 
 using test::error_of;
+using test::table_of;
 using test::uk;
 using test::uk_record;
-
-ClassTable table_of(const std::vector<UkRecord>& recs) {
-  ClassTable t;
-  t.isa = "avx512";
-  t.peak_gflops = 150;
-  t.threshold = 0.8;
-  t.microkernels = recs;
-  t.select_and_classify();
-  return t;
-}
 
 // 000 §4.2's example class {[U_beta,h, U_2,k, V_k], 8 <= beta <= 15} plus a
 // few single microkernels (one below the threshold).
@@ -473,6 +464,18 @@ TEST(Space, NestedParallelPairsSplitThreadsOverTwoDimensions) {
   std::set<std::string> distinct;
   for (int i = 0; i < 20000; ++i) distinct.insert(to_string(sample_config(sm, rng)));
   EXPECT_EQ(sm.size(), double(distinct.size()));
+}
+
+// More cores than work (issue 12): 4 k tiles x 2 rows x 2 columns; two nested
+// P loops reach 8 of 16 threads, and the note says how many stay idle.
+TEST(Space, MoreThreadsThanWorkSaysHowManyIdle) {
+  Space sp = build_space(parse_shape("K=64,C=2,H=2,W=2,R=1"), table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 16);
+  ASSERT_TRUE(sp.parallel);
+  EXPECT_EQ(sp.note,
+            "no split uses all 16 threads: candidates run at most 8 and leave 8 idle (a P count divides --threads "
+            "and the tiles left along its dimension, or exceeds --threads)");
+  Space two = build_space(parse_shape("K=64,C=2,H=2,W=2,R=1"), table_of({uk_record(uk(1, 1, 1, 1), 90)}), 16, 2);
+  EXPECT_EQ(two.note, "");
 }
 
 TEST(Space, NoParallelOptionSaysSo) {
