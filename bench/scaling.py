@@ -6,7 +6,7 @@ Writes <name>-scaling.csv and .md: per layer % of peak (peak = threads x the
 measured one-core peak), convtune tN/t1, oneDNN tN/t1 and convtune/oneDNN at N.
 
 usage: bench/scaling.py --network resnet18,yolo9000 --threads 1,2 --trials 20 \
-           --out bench/results/scaling [--tune-args "--search droplet"] [--resume]
+           --out bench/results/scaling [--tune-args "--search droplet"] [--warm-start] [--resume]
 Layout under --out: tune/<layer>/t<n>/log.jsonl (bench's --threads list layout),
 bench/<layer>.jsonl (the bench run's JSON Lines, one object per count).
 A log already holding --trials records is not tuned again (--resume), so a
@@ -30,9 +30,11 @@ def row_for(a, net, name, sel, counts):
     tdir = os.path.join(a.out, "tune", name)
     timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat)] + a.cpu
     for n in counts:
+        # --warm-start: the larger counts begin at the smallest count's best kernel, lifted (tune --start-from).
+        warm = ["--start-from", os.path.join(tdir, f"t{counts[0]}")] if a.warm_start and n != counts[0] else []
         batch.run([a.convtune, "tune"] + sel + ["--trials", str(a.trials), "--seed", str(a.seed), "--out",
                                                  os.path.join(tdir, f"t{n}"), "--json", "-q", "--no-onednn",
-                                                 "--resume", "--threads", str(n)] + timing + a.tune_args.split())
+                                                 "--resume", "--threads", str(n)] + warm + timing + a.tune_args.split())
     cache = os.path.join(a.out, "bench", name + ".jsonl")
     if not (a.resume and os.path.exists(cache)):
         out = batch.run([a.convtune, "bench"] + sel + ["--out", tdir, "--json", "-q", "--threads",
@@ -56,6 +58,8 @@ def row_for(a, net, name, sel, counts):
     r["convtune_speedup"] = r[f"convtune_t{n0}_ms"] / r[f"convtune_t{n1}_ms"]
     r["onednn_speedup"] = r[f"onednn_t{n0}_ms"] / r[f"onednn_t{n1}_ms"]
     r["ratio_convtune_onednn"] = r[f"onednn_t{n1}_ms"] / r[f"convtune_t{n1}_ms"]
+    # The same run's one-thread ratio: issue 11's figure without a second bench.
+    r["ratio_convtune_onednn_t1"] = r[f"onednn_t{n0}_ms"] / r[f"convtune_t{n0}_ms"]
     return r
 
 
@@ -74,11 +78,11 @@ def markdown(rows, counts):
                 f"{rs[0]['machine']}, CPUs {rs[0]['cpus']}, {rs[0]['date']}. One `convtune bench --threads {n0},{n1}` "
                 f"run per layer; % of peak is of {n1} x the one-core peak measured in that run for {n1} threads. "
                 f"convtune t{n1}/t{n0} and oneDNN t{n1}/t{n0} are speedups; convtune/oneDNN is oneDNN's time over "
-                f"convtune's at {n1} threads (> 1: convtune faster).", "",
+                f"convtune's at {n0} and at {n1} threads (> 1: convtune faster).", "",
                 f"| layer | MFLOP | convtune t{n0} % / ms | convtune t{n1} % / ms | oneDNN t{n0} % / ms | "
-                f"oneDNN t{n1} % / ms | convtune t{n1}/t{n0} | oneDNN t{n1}/t{n0} | convtune/oneDNN at {n1} | "
-                f"parallel loop (t{n1}) |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+                f"oneDNN t{n1} % / ms | convtune t{n1}/t{n0} | oneDNN t{n1}/t{n0} | convtune/oneDNN at {n0} | "
+                f"convtune/oneDNN at {n1} | parallel loop (t{n1}) |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             cfg = r[f"config_t{n1}"]
             par = ", ".join(p for p in cfg.strip("[]").split(", ") if p.startswith("P(")) or "-"
@@ -86,9 +90,10 @@ def markdown(rows, counts):
                        + " | ".join(f"{f(r[f'{c}_pct'])} / {batch.fmt_small(r[f'{c}_ms'])}"
                                     for c in (f"convtune_t{n0}", f"convtune_t{n1}", f"onednn_t{n0}", f"onednn_t{n1}"))
                        + f" | {f(r['convtune_speedup'], '.2f')} | {f(r['onednn_speedup'], '.2f')} | "
-                       f"{f(r['ratio_convtune_onednn'], '.2f')} | {par} |")
+                       f"{f(r['ratio_convtune_onednn_t1'], '.2f')} | {f(r['ratio_convtune_onednn'], '.2f')} | {par} |")
         out += [f"| **geomean** | | | | | | **{f(geomean(r['convtune_speedup'] for r in rs), '.2f')}** | "
                 f"**{f(geomean(r['onednn_speedup'] for r in rs), '.2f')}** | "
+                f"**{f(geomean(r['ratio_convtune_onednn_t1'] for r in rs), '.2f')}** | "
                 f"**{f(geomean(r['ratio_convtune_onednn'] for r in rs), '.2f')}** | |", ""]
     return "\n".join(out) + "\n"
 
@@ -106,6 +111,8 @@ def main():
     ap.add_argument("--min-repeat-ms", type=float, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")
+    ap.add_argument("--warm-start", action="store_true",
+                    help="tune the larger thread counts from the smallest count's best kernel (tune --start-from)")
     a = ap.parse_args()
     try:
         counts = sorted({int(x) for x in a.threads.split(",")})

@@ -12,6 +12,7 @@
 #include "convtune/search/search.h"
 #include "convtune/online/tune.h"
 #include "convtune/online/tune_compare.h"
+#include "convtune/online/warm_start.h"
 
 namespace convtune::cli {
 
@@ -85,6 +86,9 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");
   sub->add_flag("--any-machine", o.any_machine, "resume a log although another machine measured it");
+  sub->add_option("--start-from", o.start_from,
+                  "measure first the best kernel of an earlier tune of the layer (its log, or its --out directory; "
+                  "with --network DIR/<layer>/), lifted to --threads; droplet and hillclimb descend from it");
   sub->add_option("--job-index", a->job_index,
                   "tune only job I (0-based) of the selection, as 'convtune layers ... --list' lists them, e.g. "
                   "$SLURM_ARRAY_TASK_ID; with --out DIR its log goes to DIR/<layer>/ as for the whole selection")
@@ -104,6 +108,8 @@ Runner setup_tune(CLI::App* sub) {
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     if (!a->table.empty()) a->opt.table = a->table;
     check_tune_options(a->opt);  // every argument before any table is loaded
+    if (!a->opt.start_from.empty())
+      for (const Shape& s : shapes) start_log_path(a->opt.start_from, layer_id(s));  // every layer's, first
     std::vector<TuneResult> results;
     for (const Shape& s : shapes) {
       TuneOptions o = a->opt;

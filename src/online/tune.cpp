@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "convtune/execution/runner.h"
 #include "convtune/search/search.h"
 #include "convtune/online/space.h"
+#include "convtune/online/warm_start.h"
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
 
@@ -170,6 +172,25 @@ TuneResult run_tune(const TuneOptions& opt) {
       res.has_best = true;
     }
   }
+  // --start-from: another tune's best, lifted to this space, is measured first
+  // and observed like a resumed record, so a local search starts from it.
+  std::deque<Config> starts;
+  if (!opt.start_from.empty()) {
+    const std::string from = start_log_path(opt.start_from, res.layer);
+    const Config best = best_config_of_log(from, opt.shape);
+    std::set<std::string> done;
+    for (const Record& r : previous) done.insert(r.config);
+    const std::vector<Config> lifted = lifted_configs(best, space);
+    for (const Config& c : lifted)
+      if (!done.count(to_string(c))) starts.push_back(c);
+    notes.push_back(lifted.empty()
+                        ? fmt::format("--start-from '{}': its best, {}, is no configuration of this space (another "
+                                      "class table or thread count); the search starts without it",
+                                      from, to_string(best))
+                        : fmt::format("--start-from '{}': its best, {}, measured first in {} form{} at {} thread{}",
+                                      from, to_string(best), lifted.size(), lifted.size() == 1 ? "" : "s",
+                                      opt.threads, opt.threads == 1 ? "" : "s"));
+  }
   // A kill during a write or a full disk leaves a torn last line: cut it off,
   // or the next record would be glued to it and lost.
   if (uint64_t dropped = drop_torn_tail(res.log_path, log))
@@ -236,7 +257,12 @@ TuneResult run_tune(const TuneOptions& opt) {
   };
 
   while (res.trials < opt.trials && !interrupted()) {
-    std::vector<Config> cands = strategy->propose(size_t(std::min<int64_t>(batch, opt.trials - res.trials)));
+    std::vector<Config> cands;
+    while (!starts.empty() && int64_t(cands.size()) < opt.trials - res.trials) {
+      cands.push_back(starts.front());
+      starts.pop_front();
+    }
+    if (cands.empty()) cands = strategy->propose(size_t(std::min<int64_t>(batch, opt.trials - res.trials)));
     if (cands.empty()) {
       notes.push_back(fmt::format("the {} search has nothing left to try after {} candidates", opt.search,
                                   res.trials));

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine.h"
+#include "convtune/online/config.h"
 #include "convtune/online/tune.h"
 #include "test_util.h"
 
@@ -173,6 +174,59 @@ TEST(Tune, ThreadsTwoTunesParallelKernels) {
     EXPECT_FALSE(rec.contains("threads"));
     EXPECT_EQ(rec["config"].get<std::string>().find("P("), std::string::npos) << rec["config"];
   }
+}
+
+// --start-from: a 2-thread tune measures the 1-thread tune's best first, with a
+// P loop added; a log of another shape or a missing one is a one-line error.
+TEST(Tune, StartFromLiftsTheOneThreadBest) {
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only one CPU";
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 3 --top 0 --no-onednn --threads 1 --search droplet --out " +
+                   td.file("t1"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string best;
+  double gflops = 0;
+  for (const auto& rec : read_log(td.file("t1/log.jsonl")))
+    if (rec["status"] == "ok" && rec["gflops"].get<double>() > gflops)
+      best = rec["config"], gflops = rec["gflops"].get<double>();
+  ASSERT_FALSE(best.empty());
+  r = run_cli("tune" + kFast + " --trials 4 --top 0 --no-onednn --threads 2 --search droplet --start-from " +
+              td.file("t1") + " --out " + td.file("t2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto log = read_log(td.file("t2/log.jsonl"));
+  ASSERT_EQ(log.size(), 4u);
+  // The first record is the best with one loop of it made parallel: without
+  // its P and with that P's count put back, the same loop nest.
+  const std::string first = log[0]["config"];
+  ASSERT_EQ(first.rfind("[P(2,", 0), 0u) << first;
+  EXPECT_NE(log[0]["note"].get<std::string>().find("--start-from '" + td.file("t1") + "/log.jsonl': its best, " + best +
+                                                   ", measured first in "),
+            std::string::npos)
+      << log[0]["note"];
+  Dim d;
+  ASSERT_TRUE(dim_from_char(first[5], &d)) << first;
+  // The loops along d (T and P) multiply to the same count; every other loop is unchanged, in order.
+  auto split = [&](const std::string& text) {
+    std::vector<std::string> others;
+    int64_t along = 1;
+    for (const Spec& sp : parse_config(text).specs)
+      if ((sp.kind == SpecKind::T || sp.kind == SpecKind::P) && sp.dim == d)
+        along *= sp.factor;
+      else
+        others.push_back(to_string(sp));
+    return std::make_pair(others, along);
+  };
+  EXPECT_EQ(split(first), split(best)) << first << " vs " << best;
+  r = run_cli("tune --shape K=32,C=16,H=8,R=1 --trials 2 --threads 2 --start-from " + td.file("t1") + " --out " +
+              td.file("other"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: --start-from: log '" + td.file("t1/log.jsonl") +
+                       "' is for shape N=1,K=32,C=16,H=8,W=8,R=3,S=3,stride=1,pad=1, not "
+                       "N=1,K=32,C=16,H=8,W=8,R=1,S=1,stride=1,pad=0; give a log of this layer\n");
+  r = run_cli("tune" + kFast + " --trials 2 --start-from " + td.file("nowhere") + " --out " + td.file("x"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "convtune: error: --start-from: no file or directory '" + td.file("nowhere") +
+                       "'; give the log, or the --out directory, of an earlier tune of N1_K32_C16_H8_W8_R3_S3_st1_p1\n");
 }
 
 TEST(Tune, DefaultOutDirNamesThreadsAndEpilogue) {

@@ -43,6 +43,7 @@ struct TuneOptions {
   std::string out_dir;      // best kernel; default default_out_dir(layer, threads, epilogue)
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
+  std::string start_from;   // --start-from: a log (or --out dir) whose best is measured first (warm_start.h)
   bool any_machine = false;  // resume (bench: read) a log measured on another machine (log_machine.h)
   bool quiet = false;
   std::string keep_dir;     // keep generated candidates here

@@ -1,0 +1,82 @@
+// tune --start-from (warm_start.h): another tune's best, lifted to this
+// space's thread count, and the one-line errors for a wrong log.
+#include "convtune/online/warm_start.h"
+
+#include <gtest/gtest.h>
+
+#include "convtune/core/error.h"
+#include "test_util.h"
+
+namespace convtune {
+namespace {
+
+using test::error_of;
+using test::uk;
+using test::uk_record;
+
+ClassTable one_microkernel_table() { return test::table_of({uk_record(uk(1, 1, 1, 1), 90)}); }
+
+std::vector<std::string> texts(const std::vector<Config>& cs) {
+  std::vector<std::string> v;
+  for (const Config& c : cs) v.push_back(to_string(c));
+  return v;
+}
+
+const Shape kShape = parse_shape("K=64,C=4,H=8,R=1");  // 4 k vectors, 8x8 output
+const Config kSerial = parse_config("[T(8,h), T(4,k), T(8,w), T(4,c), V(k)]");
+
+// Each 2-thread option takes its count out of the outermost loop of its
+// dimension; every lifted form is a configuration of the 2-thread space.
+TEST(WarmStart, OneThreadBestLiftedToEveryTwoThreadSplit) {
+  const Space two = build_space(kShape, one_microkernel_table(), 16, 2);
+  const std::vector<Config> got = lifted_configs(kSerial, two);
+  EXPECT_EQ(texts(got), (std::vector<std::string>{"[P(2,k), T(8,h), T(2,k), T(8,w), T(4,c), V(k)]",
+                                                  "[P(2,h), T(4,h), T(4,k), T(8,w), T(4,c), V(k)]",
+                                                  "[P(2,w), T(8,h), T(4,k), T(4,w), T(4,c), V(k)]"}));
+  for (const Config& c : got) {
+    EXPECT_NO_THROW(validate_config(c, kShape, 16)) << to_string(c);
+    EXPECT_EQ(config_threads(c), 2);
+  }
+  EXPECT_EQ(lifted_configs(kSerial, two, 1).size(), 1u);  // at most `most` forms
+}
+
+// A loop left at 1 goes; a P of the source goes back to its sequential loop;
+// a thread count only two nested loops reach takes a count from each.
+TEST(WarmStart, LoopsAtOneGoAndParallelSourcesAreSerialised) {
+  const Config fine = parse_config("[T(2,k), T(8,h), T(2,k), T(8,w), T(4,c), V(k)]");
+  const Space two = build_space(kShape, one_microkernel_table(), 16, 2);
+  EXPECT_EQ(to_string(lifted_configs(fine, two)[0]), "[P(2,k), T(8,h), T(2,k), T(8,w), T(4,c), V(k)]");
+  const Space one = build_space(kShape, one_microkernel_table(), 16, 1);
+  EXPECT_EQ(texts(lifted_configs(parse_config("[P(2,h), T(4,h), T(4,k), T(8,w), T(4,c), V(k)]"), one)),
+            (std::vector<std::string>{"[T(2,h), T(4,h), T(4,k), T(8,w), T(4,c), V(k)]"}));
+  const Space many = build_space(kShape, one_microkernel_table(), 16, 32);  // 4 x 8 = 32 only nested
+  for (const Config& c : lifted_configs(kSerial, many)) {
+    EXPECT_EQ(config_threads(c), 32) << to_string(c);
+    EXPECT_NO_THROW(validate_config(c, kShape, 16)) << to_string(c);
+  }
+  EXPECT_FALSE(lifted_configs(kSerial, many).empty());
+}
+
+// A source whose microkernel this space does not have lifts to nothing.
+TEST(WarmStart, AnotherMicrokernelLiftsToNothing) {
+  const Space two = build_space(kShape, one_microkernel_table(), 16, 2);
+  EXPECT_TRUE(lifted_configs(parse_config("[T(8,h), T(2,k), T(8,w), T(4,c), U(2,k), V(k)]"), two).empty());
+}
+
+TEST(WarmStart, WrongLogsAreOneLineErrors) {
+  test::TempDir td;
+  EXPECT_EQ(error_of([&] { start_log_path(td.file("none"), "resnet18-2"); }),
+            "--start-from: no file or directory '" + td.file("none") +
+                "'; give the log, or the --out directory, of an earlier tune of resnet18-2");
+  EXPECT_EQ(error_of([&] { start_log_path(td.path(), "resnet18-2"); }),
+            "--start-from: neither '" + td.path() + "/resnet18-2/log.jsonl' nor '" + td.path() +
+                "/log.jsonl' exists; give the log, or the --out directory, of an earlier tune of resnet18-2");
+  test::write_file(td.file("log.jsonl"), "");
+  EXPECT_EQ(start_log_path(td.path(), "resnet18-2"), td.file("log.jsonl"));
+  EXPECT_EQ(error_of([&] { best_config_of_log(td.file("log.jsonl"), kShape); }),
+            "--start-from: log '" + td.file("log.jsonl") +
+                "' holds no successful candidate; give a log with at least one");
+}
+
+}  // namespace
+}  // namespace convtune
