@@ -266,8 +266,12 @@ double Space::size() const {
 static void restrict_to_parallel(Space& sp) {
   if (sp.threads <= 1) return;
   std::vector<UkChoice> keep;
-  for (const UkChoice& ch : sp.choices)
-    if (!sp.parallel_options(ch).empty()) keep.push_back(ch);
+  int64_t most = 1;  // the most threads any option runs
+  for (const UkChoice& ch : sp.choices) {
+    const std::vector<ParOption> pars = sp.parallel_options(ch);
+    if (!pars.empty()) keep.push_back(ch);
+    for (const ParOption& o : pars) most = std::max(most, o.threads());
+  }
   const std::string why =
       fmt::format("no loop of n, k, h or w has a count divisible by a divisor of --threads {} or above it for {}; "
                   "candidates run on one thread",
@@ -279,9 +283,6 @@ static void restrict_to_parallel(Space& sp) {
   }
   sp.parallel = true;
   // More cores than independent work (issue 12): say so once, in tune and space.
-  int64_t most = 1;
-  for (const UkChoice& ch : sp.choices)
-    for (const ParOption& o : sp.parallel_options(ch)) most = std::max(most, o.threads());
   if (most < sp.threads)
     sp.note += (sp.note.empty() ? "" : "; ") +
                fmt::format("no split uses all {} threads: candidates run at most {} and leave {} idle (a P count "

@@ -8,6 +8,7 @@
 
 #include "convtune/core/error.h"
 #include "convtune/online/coordinates.h"
+#include "convtune/online/finalist.h"
 #include "convtune/online/records.h"
 
 namespace convtune {
@@ -31,17 +32,15 @@ std::string start_log_path(const std::string& path, const std::string& layer) {
 
 Config best_config_of_log(const std::string& path, const Shape& shape) {
   const LogContents log = read_log(path);
-  const Record* best = nullptr;
-  for (const Record& r : log.records) {
+  for (const Record& r : log.records)
     if (r.shape != shape.to_string())
       throw Error(fmt::format("--start-from: log '{}' is for shape {}, not {}; give a log of this layer", path, r.shape,
                               shape.to_string()));
-    if (r.status == "ok" && (!best || r.gflops > best->gflops)) best = &r;
-  }
-  if (!best)
+  const std::vector<Record> best = top_records(log.records, 1);  // the finalists' ranking (finalist.h)
+  if (best.empty())
     throw Error(fmt::format("--start-from: log '{}' holds no successful candidate; give a log with at least one",
                             path));
-  return parse_config(best->config);
+  return parse_config(best[0].config);
 }
 
 namespace {
