@@ -59,6 +59,7 @@ void LocalSearch::start() {
       at = p;
     }
   }
+  const bool cold = !at;
   if (!at) at = view_.from_config(csa_.config);
   auto known = at ? results_.find(text(*at)) : results_.end();
   if (!at || (known != results_.end() && !known->second.ok)) {
@@ -66,6 +67,11 @@ void LocalSearch::start() {
     return;
   }
   move_to(*at, std::nullopt);
+  // A cold start also measures the output-stationary plan (csa.cpp), right
+  // after CSA's; decide() moves there when it is faster, as to a neighbour.
+  if (cold)
+    if (auto os = view_.from_config(csa_.output_stationary); os && text(*os) != current_text_)
+      queue_.insert(queue_.begin() + (current_measured_ ? 0 : 1), Entry{*os, std::nullopt});
 }
 
 bool LocalSearch::restart() {

@@ -1,7 +1,8 @@
 #pragma once
 // What the neighbourhood descents share (Droplet, 003 §3; hill climbing,
-// 004 §3): start at the csa configuration (001 §4.1) or, after a resume, at
-// the best point measured; measure the current point's neighbours in the
+// 004 §3): start at the csa configuration (001 §4.1), measured with its
+// output-stationary twin (csa.cpp), or, after a resume, at the best point
+// measured; measure the current point's neighbours in the
 // tuner's batches; after each batch move to the best neighbour if accept()
 // says so; at a point with no accepted neighbour start again from a random
 // point, so the whole budget is used; never propose a configuration twice.

@@ -426,6 +426,63 @@ TEST(Csa, HandCheckedPlan) {
   EXPECT_DOUBLE_EQ(p.info["cost_ws"].get<double>(), 39040);
   EXPECT_EQ(p.info["l1d_bytes"], 32768);
   EXPECT_EQ(p.info["caches"], "machine (cpuid)");
+  // brgconv's order: both k tiles' weights (2 x 18 KiB) fit L2, so no k
+  // block above the output tiles; the taps, then all 16 channels, under them.
+  EXPECT_EQ(to_string(p.output_stationary), "[T(4,h), T(2,w), T(2,k), T(3,r), T(3,s), T(16,c), U(4,w), U(2,h), U(2,k), V(k)]");
+  EXPECT_EQ(p.info["output_stationary"], to_string(p.output_stationary));
+}
+
+// yolo9000-12 with the shipped table: a k tile's weights over the whole C
+// and filter are 32 x 256 x 9 x 4 B = 288 KiB; 0.8 x 1 MiB L2 holds 2 of
+// the 16, so the k blocks go above the output tiles. On 2 threads the split
+// stays outermost and each thread's share is blocked the same way.
+TEST(Csa, OutputStationaryBlocksKForL2) {
+  SearchOptions o;
+  o.l1d_bytes = 48 << 10;
+  o.l2_bytes = 1 << 20;
+  o.l3_bytes = 32 << 20;
+  const Shape sh = zoo_layer("yolo9000-12");
+  CsaPlan p = csa_plan(build_space(sh, shipped_table(), 16), o);
+  EXPECT_EQ(to_string(p.output_stationary),
+            "[T(8,k), T(17,w), Lseq(h,[(2,5),(4,6)]), T(2,k), T(256,c), U(3,s), U(3,r), U(2,w), U(a,h), U(2,k), V(k)]");
+  o.l2_bytes = 8 << 20;  // all 16 fit: no k block
+  EXPECT_EQ(to_string(csa_plan(build_space(sh, shipped_table(), 16), o).output_stationary),
+            "[T(17,w), Lseq(h,[(2,5),(4,6)]), T(16,k), T(256,c), U(3,s), U(3,r), U(2,w), U(a,h), U(2,k), V(k)]");
+  o.l2_bytes = 1 << 20;
+  Space sp2 = build_space(sh, shipped_table(), 16, 2);
+  CsaPlan p2 = csa_plan(sp2, o);
+  ASSERT_EQ(p2.output_stationary.specs[0].kind, SpecKind::P) << to_string(p2.output_stationary);
+  EXPECT_EQ(p2.output_stationary.specs[0], p2.config.specs[0]);
+  EXPECT_TRUE(CoordinateView(sp2).from_config(p2.output_stationary)) << to_string(p2.output_stationary);
+}
+
+// A cold descent measures CSA's plan and then the output-stationary one,
+// before any neighbour, and moves to the second when it is faster.
+TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
+  Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
+  CsaPlan plan = csa_plan(sp, SearchOptions{});
+  ASSERT_NE(plan.config, plan.output_stationary);
+  for (const char* name : {"droplet", "hillclimb"})
+    for (size_t batch : {size_t(1), size_t(6)}) {
+      auto s = make_strategy(name, sp, 1);
+      std::vector<Config> got;
+      while (got.size() < 2) {
+        std::vector<Config> b = s->propose(batch);
+        ASSERT_FALSE(b.empty());
+        for (const Config& c : b) {
+          got.push_back(c);
+          s->observe(c, {true, c == plan.output_stationary ? 200.0 : 100.0, {}});
+        }
+      }
+      EXPECT_EQ(got[0], plan.config) << name;
+      EXPECT_EQ(got[1], plan.output_stationary) << name;
+      while (s->info()["moves"] == 0) {  // the first batch decides
+        std::vector<Config> b = s->propose(batch);
+        ASSERT_FALSE(b.empty());
+        for (const Config& c : b) s->observe(c, {true, 50.0, {}});
+      }
+      EXPECT_EQ(s->info()["moves"], 1) << name << " batch " << batch;
+    }
 }
 
 // No cache sizes detected: the documented defaults, and the info says so.
@@ -514,6 +571,8 @@ TEST(Csa, ValidForEveryZooLayer) {
         CsaPlan p = csa_plan(sp, o);
         ASSERT_NO_THROW(validate_config(p.config, sh, 16)) << sh.name << ": " << to_string(p.config);
         EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << sh.name;  // droplet/hillclimb start here
+        EXPECT_TRUE(CoordinateView(sp).from_config(p.output_stationary)) << sh.name << ": " << to_string(p.output_stationary);
+        EXPECT_EQ(choice_of(sp, p.output_stationary), choice_of(sp, p.config)) << sh.name;
         for (const char* key : {"choice", "schedule", "N_c", "N_win", "N_f", "K2", "K3", "l1d_bytes", "l2_bytes", "l3_bytes"})
           EXPECT_TRUE(p.info.contains(key)) << sh.name << " " << key;
         ++layers;

@@ -54,8 +54,13 @@ std::unique_ptr<SearchStrategy> make_strategy(const std::string& name, const Spa
 
 /// 001 §4.1's Convolution Slicing Analysis mapped into the space: the
 /// configuration and what was chosen (caches, tiles, schedule, costs).
+/// `output_stationary` is the same microkernel and parallel split in
+/// oneDNN brgconv's order: the whole C reduced inside each output tile, so
+/// every output is stored once (the descents measure both and start from
+/// the faster; csa.cpp says why).
 struct CsaPlan {
   Config config;
+  Config output_stationary;
   nlohmann::json info;
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
