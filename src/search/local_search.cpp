@@ -67,11 +67,13 @@ void LocalSearch::start() {
     return;
   }
   move_to(*at, std::nullopt);
-  // A cold start also measures the output-stationary plan (csa.cpp), right
-  // after CSA's; decide() moves there when it is faster, as to a neighbour.
-  if (cold)
-    if (auto os = view_.from_config(csa_.output_stationary); os && text(*os) != current_text_)
-      queue_.insert(queue_.begin() + (current_measured_ ? 0 : 1), Entry{*os, std::nullopt});
+  // A cold start also measures the output-stationary plans (csa.cpp), right
+  // after CSA's; decide() moves to the fastest, as to a neighbour.
+  if (!cold) return;
+  auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
+  for (const Config* c : {&csa_.output_stationary, &csa_.streaming})
+    if (auto p = c->specs.empty() ? std::nullopt : view_.from_config(*c); p && text(*p) != current_text_)
+      at_start = queue_.insert(at_start, Entry{*p, std::nullopt}) + 1;
 }
 
 bool LocalSearch::restart() {

@@ -456,6 +456,29 @@ TEST(Csa, OutputStationaryBlocksKForL2) {
   EXPECT_TRUE(CoordinateView(sp2).from_config(p2.output_stationary)) << to_string(p2.output_stationary);
 }
 
+// yolo9000-0 (C*R*S = 27) is store-bound: the streaming plan takes the
+// widest one-row microkernel holding all 32 k (k2w8h1), whose call stores
+// 8 x 32 contiguous floats. It is measured third, on one and two threads.
+TEST(Csa, StreamingPlanForAStoreBoundLayer) {
+  const Shape sh = zoo_layer("yolo9000-0");
+  Space sp = build_space(sh, shipped_table(), 16);
+  CsaPlan p = csa_plan(sp, SearchOptions{});
+  EXPECT_EQ(to_string(p.streaming), "[T(544,h), T(68,w), T(3,c), U(3,s), U(3,r), U(8,w), U(2,k), V(k)]");
+  EXPECT_EQ(p.info["streaming"], to_string(p.streaming));
+  auto s = make_strategy("droplet", sp, 1);
+  std::vector<Config> first = s->propose(3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0], p.config);
+  EXPECT_EQ(first[1], p.output_stationary);
+  EXPECT_EQ(first[2], p.streaming);
+  Space sp2 = build_space(sh, shipped_table(), 16, 2);
+  CsaPlan p2 = csa_plan(sp2, SearchOptions{});
+  ASSERT_FALSE(p2.streaming.specs.empty());
+  EXPECT_EQ(p2.streaming.specs[0].kind, SpecKind::P) << to_string(p2.streaming);
+  EXPECT_TRUE(CoordinateView(sp2).from_config(p2.streaming)) << to_string(p2.streaming);
+  EXPECT_TRUE(csa_plan(build_space(zoo_layer("resnet18-1"), shipped_table(), 16), SearchOptions{}).streaming.specs.empty());
+}
+
 // A cold descent measures CSA's plan and then the output-stationary one,
 // before any neighbour, and moves to the second when it is faster.
 TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
@@ -559,6 +582,7 @@ TEST(Csa, SplitsTheDimensionWithTheMostTiles) {
 
 TEST(Csa, ValidForEveryZooLayer) {
   ClassTable t = shipped_table();
+  std::set<std::string> streaming;
   SearchOptions machine;
   machine.l1d_bytes = 48 << 10;
   machine.l2_bytes = 2 << 20;
@@ -573,7 +597,13 @@ TEST(Csa, ValidForEveryZooLayer) {
         EXPECT_TRUE(CoordinateView(sp).from_config(p.config)) << sh.name;  // droplet/hillclimb start here
         EXPECT_TRUE(CoordinateView(sp).from_config(p.output_stationary)) << sh.name << ": " << to_string(p.output_stationary);
         EXPECT_EQ(choice_of(sp, p.output_stationary), choice_of(sp, p.config)) << sh.name;
-        for (const char* key : {"choice", "schedule", "N_c", "N_win", "N_f", "K2", "K3", "l1d_bytes", "l2_bytes", "l3_bytes"})
+        if (!p.streaming.specs.empty()) {
+          EXPECT_TRUE(CoordinateView(sp).from_config(p.streaming)) << sh.name << ": " << to_string(p.streaming);
+          EXPECT_NE(p.streaming, p.output_stationary) << sh.name;
+          streaming.insert(sh.name);
+        }
+        for (const char* key : {"choice", "schedule", "N_c", "N_win", "N_f", "K2", "K3", "l1d_bytes", "l2_bytes", "l3_bytes",
+                                "output_stationary"})
           EXPECT_TRUE(p.info.contains(key)) << sh.name << " " << key;
         ++layers;
         // `--search csa` measures that one configuration once.
@@ -586,6 +616,8 @@ TEST(Csa, ValidForEveryZooLayer) {
         EXPECT_EQ(s->info()["csa"]["schedule"], p.info["schedule"]);
       }
   EXPECT_GT(layers, 40);
+  // Only the store-bound first layer (C*R*S = 27) has a streaming plan.
+  EXPECT_EQ(streaming, std::set<std::string>{"yolo9000-0"});
 }
 
 // The tuner copies info() into each record; it survives the log.

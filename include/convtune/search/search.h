@@ -58,9 +58,13 @@ std::unique_ptr<SearchStrategy> make_strategy(const std::string& name, const Spa
 /// oneDNN brgconv's order: the whole C reduced inside each output tile, so
 /// every output is stored once (the descents measure both and start from
 /// the faster; csa.cpp says why).
+/// `streaming` (empty when it is the same as `output_stationary` or no
+/// choice qualifies) is that order with the widest one-row microkernel
+/// that covers all of K, whose every call stores one contiguous run.
 struct CsaPlan {
   Config config;
   Config output_stationary;
+  Config streaming;
   nlohmann::json info;
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
