@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "convtune/baselines/baseline.h"
+#include "convtune/core/aligned.h"
 #include "convtune/online/codegen.h"
 #include "convtune/online/delivered.h"
 #include "convtune/execution/compiler.h"
@@ -85,17 +86,17 @@ const BenchEntry* BenchResult::find(const std::string& name) const {
   return nullptr;
 }
 
-std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
+std::string check_output(const ProblemData& p, const float* out, const std::string& who,
                          const std::string& fix, double* max_error) {
   // The driver's check (microkernels/check.c), so both judge alike.
-  const long found = ct_check_points(out.data(), p.check_index.data(), p.check_value.data(),
+  const long found = ct_check_points(out, p.check_index.data(), p.check_value.data(),
                                      long(p.check_index.size()), p.tolerance, max_error);
   if (found < 0) return "";
   const size_t bad = size_t(found);
   const Shape& s = p.shape;
   int64_t idx = p.check_index[bad], k = idx % s.K, rest = idx / s.K;
   int64_t w = rest % s.Wo(), h = rest / s.Wo() % s.Ho(), n = rest / s.Wo() / s.Ho();
-  double got = out[size_t(idx)];
+  double got = out[idx];
   return fmt::format("{} disagrees with the reference at output (n={},h={},w={},k={}): {:.6g} instead of {:.6g} "
                      "(tolerance {:.3g}); {}",
                      who, n, h, w, k, got, p.check_value[bad], p.tolerance, fix);
@@ -155,9 +156,9 @@ BenchResult run_bench(const BenchOptions& opt) {
   DynLib lib(so);
   auto pack = reinterpret_cast<void (*)(const float*, float*)>(lib.symbol(fn + "_pack"));
   // Packing, like oneDNN's weight reorder, happens once, outside the timing.
-  std::vector<float> packed(size_t(k.packed_floats));
+  AlignedFloats packed(size_t(k.packed_floats));
   pack(data.weights.data(), packed.data());
-  std::vector<float> out(data.output_size(), std::nanf(""));
+  AlignedFloats out(data.output_size(), std::nanf(""));  // aligned as oneDNN's own output (core/aligned.h)
   // The kernel's signature has bias and residual with an epilogue (codegen.h).
   std::function<void()> conv;
   if (t.epilogue == Epilogue::none) {
@@ -200,7 +201,7 @@ BenchResult run_bench(const BenchOptions& opt) {
 
   // Agreement first: every implementation against the reference points.
   conv();
-  std::string err = check_output(data, out, "convtune's kernel",
+  std::string err = check_output(data, out.data(), "convtune's kernel",
                                  fmt::format("re-tune the layer or remove the log '{}'", res.log_path), &ct.max_error);
   if (err.empty() && onednn) {
     onednn->run();

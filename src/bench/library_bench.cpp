@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "convtune/baselines/baseline.h"
+#include "convtune/core/aligned.h"
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
@@ -191,7 +192,7 @@ std::string link_shared(const FoundLibrary& lib, const WorkDir& wd) {
 struct Layer {
   ProblemData data;
   LibraryDesc desc{};
-  std::vector<float> packed, out;
+  AlignedFloats packed, out;  // aligned as oneDNN's own output (core/aligned.h)
   std::unique_ptr<Baseline> onednn, xnnpack;
 };
 
@@ -337,7 +338,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     LibraryLayer& l = res.layers[i];
     Layer& x = layers[i];
     if (int rc = conv(&x.desc, x.data.input.data(), x.packed.data(), x.out.data())) throw lacks(l, rc);
-    std::string err = check_output(x.data, x.out, fmt::format("library {}'s kernel for {}", n, l.layer),
+    std::string err = check_output(x.data, x.out.data(), fmt::format("library {}'s kernel for {}", n, l.layer),
                                    fmt::format("export the library again (convtune export --out {})", res.dir),
                                    &l.entries[0].max_error);
     if (err.empty() && x.onednn) {

@@ -50,11 +50,15 @@ struct BenchResult {
 /// missing log, or an implementation that disagrees with the reference.
 BenchResult run_bench(const BenchOptions& opt);
 
-/// "" when `out` ([N][Ho][Wo][K]) matches the reference at every checked
+/// "" when `out` ([N][Ho][Wo][K], output_size() floats) matches the reference at every checked
 /// point, else the one-line error naming `who`, the element and `fix`;
 /// *max_error gets the largest difference.
-std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
+std::string check_output(const ProblemData& p, const float* out, const std::string& who,
                          const std::string& fix, double* max_error = nullptr);
+inline std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
+                                const std::string& fix, double* max_error = nullptr) {
+  return check_output(p, out.data(), who, fix, max_error);
+}
 
 /// Human table and the --json object.
 std::string bench_summary(const BenchResult& r);
