@@ -81,13 +81,20 @@ static void report(const char *status, const char *detail) {
   fflush(stdout);
 }
 
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
+static void *allocated(void *p) {
   if (!p) {
     report("error", "out of memory");
     exit(2);
   }
   return p;
+}
+static void *xmalloc(size_t n) { return allocated(malloc(n ? n : 1)); }
+/* On a 64-byte line, as `convtune bench` gives the kernel its output and
+   oneDNN allocates its own (include/convtune/core/aligned.h: malloc's
+   16-byte alignment split every vector store of yolo9000-0 over two lines). */
+static void *xmalloc_line(size_t n) {
+  void *p = NULL;
+  return allocated(posix_memalign(&p, 64, n ? n : 1) == 0 ? p : NULL);
 }
 
 /* ---- clock and counters: PAPI natively, clock_gettime under emulation ---- */
@@ -226,19 +233,12 @@ static float *guarded_floats(size_t n, int at_end) {
 }
 
 /* Guard zones: CT_GUARD floats on either side of a buffer, holding a pattern
-   the code under test has no reason to write. The buffer starts on a 64-byte
-   line, as `convtune bench` gives it and oneDNN allocates its own output
-   (include/convtune/core/aligned.h: malloc's 16-byte alignment split every
-   vector store of yolo9000-0 over two lines). */
+   the code under test has no reason to write; CT_GUARD floats keep the
+   buffer on xmalloc_line's 64-byte line. */
 enum { CT_GUARD = 64 };
 static const uint32_t guard_bits = 0x7fc0dead; /* a NaN with a payload */
 static float *with_guards(size_t n) {
-  void *m = NULL;
-  if (posix_memalign(&m, 64, sizeof(float) * (n + 2 * CT_GUARD)) != 0) {
-    report("error", "out of memory");
-    exit(2);
-  }
-  float *b = m;
+  float *b = xmalloc_line(sizeof(float) * (n + 2 * CT_GUARD));
   for (size_t i = 0; i < CT_GUARD; ++i) {
     memcpy(&b[i], &guard_bits, 4);
     memcpy(&b[CT_GUARD + n + i], &guard_bits, 4);

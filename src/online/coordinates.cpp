@@ -95,13 +95,7 @@ Config CoordinateView::to_config(const Point& p) const {
   Config c;
   for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
   for (size_t i = 0; i <= p.order.size(); ++i) {
-    if (ch.pair && int(i) == p.lseq) {
-      Spec l;
-      l.kind = SpecKind::Lseq;
-      l.dim = Dim::h;
-      l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
-      c.specs.push_back(l);
-    }
+    if (ch.pair && int(i) == p.lseq) c.specs.push_back(lseq_spec(ch));
     if (i == p.order.size()) break;
     const int id = p.order[i], d = dim_of(id);
     const int64_t f = factor(p, id);

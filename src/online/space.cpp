@@ -398,6 +398,12 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   return sp;
 }
 
+Spec lseq_spec(const UkChoice& ch) {
+  Spec l = make_spec(SpecKind::Lseq, Dim::h);
+  l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
+  return l;
+}
+
 std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse) {
   // 000 §4.1 microkernel [U_s, U_r, U_c, U_w, U_h, U_k, V_k] under the c reuse loop (000 §4.2).
   std::vector<Spec> v{make_spec(SpecKind::T, Dim::c, c_reuse)};
@@ -455,11 +461,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   std::reverse(outer.begin(), outer.end());
 
   // 000 §4.2: the Lseq at any of the outer.size() + 1 slots above the reuse loop.
-  if (ch.pair) {
-    Spec l = make_spec(SpecKind::Lseq, Dim::h);
-    l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
-    outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), l);
-  }
+  if (ch.pair) outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), lseq_spec(ch));
   if (par) {  // outermost, above any Lseq
     const std::vector<Spec> ps = parallel_specs(*par);
     outer.insert(outer.begin(), ps.begin(), ps.end());

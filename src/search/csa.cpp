@@ -131,13 +131,7 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
   for (const Spec& t : {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k) / kin), tile(Dim::h, share(Dim::h)),
                         tile(Dim::w, share(Dim::w))})
     if (t.factor > 1) c.specs.push_back(t);
-  if (ch.pair) {
-    Spec l;
-    l.kind = SpecKind::Lseq;
-    l.dim = Dim::h;
-    l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
-    c.specs.push_back(l);
-  }
+  if (ch.pair) c.specs.push_back(lseq_spec(ch));
   for (const Spec& t : {tile(Dim::k, kin), tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))})
     if (t.factor > 1) c.specs.push_back(t);
   for (const Spec& t : microkernel_specs(ch, space.remaining(ch, Dim::c))) c.specs.push_back(t);
@@ -242,13 +236,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
   for (const Spec& t : nest)
     if (t.factor > 1) c.specs.push_back(t);
-  if (ch.pair) {  // the pair acts as one microkernel of h_extent rows
-    Spec l;
-    l.kind = SpecKind::Lseq;
-    l.dim = Dim::h;
-    l.seq = {{{ch.a, ch.uk.h}, {ch.b, ch.uk2.h}}};
-    c.specs.push_back(l);
-  }
+  if (ch.pair) c.specs.push_back(lseq_spec(ch));  // the pair acts as one microkernel of h_extent rows
   for (const Spec& t : microkernel_specs(ch, p.nc / ch.uk.c)) c.specs.push_back(t);
   validate_config(c, sh, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);

@@ -1,7 +1,7 @@
 #pragma once
 // What the neighbourhood descents share (Droplet, 003 §3; hill climbing,
-// 004 §3): start at the csa configuration (001 §4.1), measured with its
-// output-stationary twin (csa.cpp), or, after a resume, at the best point
+// 004 §3): start at the fastest of the csa configuration (001 §4.1) and
+// its output-stationary twins (csa.cpp), or, after a resume, at the best point
 // measured; measure the current point's neighbours in the
 // tuner's batches; after each batch move to the best neighbour if accept()
 // says so; at a point with no accepted neighbour start again from a random

@@ -93,6 +93,8 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
 /// (U of size 1 omitted), plus, for a pair, nothing else: Lseq is placed by
 /// the caller.
 std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
+/// A pair choice's Lseq(h,[(a,h1),(b,h2)]) (000 §4.2), for the caller to place.
+Spec lseq_spec(const UkChoice& ch);
 
 /// 000 §6.1's random sampler: a microkernel choice uniformly; a divisor of the
 /// remaining c as the reuse loop directly above the microkernel; then,
