@@ -42,6 +42,11 @@ std::string profile_fn_table(const std::vector<std::string>& names) {
 
 namespace {
 
+// GCC's and Clang's barrier for any target: values in memory may have
+// changed, so nothing loaded before it is reused after it. Accumulators live
+// in registers (their address is never taken) and stay there.
+constexpr const char* kCompilerFence = "__asm__ __volatile__(\"\" ::: \"memory\");";
+
 // The epilogue on the accumulators, before the store, when the call completes
 // its blocks' reduction (`last`): B holds the block's biases, Q the residual
 // in the output's layout. The ISA's add/max/min templates; the K tail's
@@ -118,6 +123,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                      rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes,
                      v.epilogue == Epilogue::none ? "" : "; epilogue " + to_string(v.epilogue) + " when last");
   }
+  if (v.fence != TapFence::none)
+    o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
+                     v.fence == TapFence::r ? "filter row" : "tap", v.fence == TapFence::r ? "F(r)" : "F(s)");
   const bool epilogue = v.epilogue != Epilogue::none;
   o += fmt::format(
       "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"
@@ -141,6 +149,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       for (int k = 0; k < u.k; ++k) o += fmt::format("    {} = {};\n", acc(h, w, k), isa.zero);
   o += "  }\n";
   std::string loop;
+  int row_cu = -1, row_r = -1;  // the (c, r) row of the last tap emitted
   for (int cu = 0; cu < u.c; ++cu)
     for (int r = 0; r < u.r; ++r)
       for (int s = 0; s < u.s; ++s) {
@@ -148,6 +157,12 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
         for (int h = 0; h < u.h; ++h)
           for (int w = 0; w < u.w; ++w) any = any || (row_ok(h, r) && col_ok(w, s));
         if (!any) continue;
+        // A fence (ukernel.h TapFence) before a new row or tap; the body's first tap needs none.
+        const bool new_row = cu != row_cu || r != row_r;
+        if (!loop.empty() && (v.fence == TapFence::s || (v.fence == TapFence::r && new_row)))
+          loop += "    " + std::string(kCompilerFence) + "\n";
+        row_cu = cu;
+        row_r = r;
         loop += fmt::format("    {{ /* c+{} r={} s={} */\n", cu, r, s);
         for (int k = 0; k < u.k; ++k) {
           if (lanes_of(k) == 0) continue;

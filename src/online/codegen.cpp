@@ -53,6 +53,7 @@ struct Gen {
   std::array<std::vector<Term>, kNumDims> terms;
   std::array<int, kNumDims> level{};  // loop-variable counters per dimension
   Epilogue epilogue = Epilogue::none;
+  TapFence fence = TapFence::none;  // the configuration's F(r) / F(s), in every variant
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -120,11 +121,12 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}|{}", v.k_lanes, to_string(v.epilogue));
+    key += fmt::format("|k{}|{}|f{}", v.k_lanes, to_string(v.epilogue), int(v.fence));
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
-    if (!v.full()) name += fmt::format("_v{}", variants.size());  // epilogue variants too: never the profiled name
+    // Epilogue and fenced variants too: never the profiled name.
+    if (!v.full() || v.fence != TapFence::none) name += fmt::format("_v{}", variants.size());
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
     return name;
@@ -255,6 +257,7 @@ struct Gen {
       v.cols = wa.patterns[wi];
       v.k_lanes = k_lanes[ki];
       v.epilogue = epilogue;
+      v.fence = fence;
       return fmt::format("{}(input, io, wp, op, {}, acc{});", variant_fn(u, v), nc,
                          epilogue == Epilogue::none ? "" : ", last, bp, qp");
     };
@@ -418,6 +421,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.layout.out_pix = sh.K;
   g.layout.out_row = sh.Wo() * sh.K;
   g.epilogue = in.epilogue;
+  g.fence = in.config.fence;
   g.emit(0, 1, 0);
 
   const std::string cfg = to_string(in.config);

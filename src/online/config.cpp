@@ -69,6 +69,7 @@ std::string to_string(const Spec& s) {
 std::string to_string(const Config& c) {
   std::string out = "[";
   for (size_t i = 0; i < c.specs.size(); ++i) out += (i ? ", " : "") + to_string(c.specs[i]);
+  if (c.fence != TapFence::none) out += std::string(c.specs.empty() ? "" : ", ") + (c.fence == TapFence::r ? "F(r)" : "F(s)");
   return out + "]";
 }
 
@@ -86,6 +87,14 @@ class Parser {
       ++i_;
     } else {
       while (true) {
+        peek();
+        if (word_at() == "F") {  // the fence: last, so ']' must follow
+          c.fence = fence();
+          if (peek() != ']') fail("expected ']' after " + std::string(c.fence == TapFence::r ? "F(r)" : "F(s)") +
+                                  ", got " + got() + "; F(r) or F(s) comes last, after V(k)");
+          ++i_;
+          break;
+        }
         c.specs.push_back(spec());
         char ch = peek();
         if (ch == ']') {
@@ -157,6 +166,17 @@ class Parser {
     return d;
   }
 
+  TapFence fence() {
+    i_ += 1;
+    expect('(', "after 'F'");
+    peek();
+    const std::string word = word_at();
+    if (word != "r" && word != "s") fail("expected r or s in F(...), got " + got() + "; F(r) fences filter rows, F(s) every tap");
+    ++i_;
+    expect(')', "to close the specifier");
+    return word == "r" ? TapFence::r : TapFence::s;
+  }
+
   Spec spec() {
     Spec s;
     peek();
@@ -167,8 +187,8 @@ class Parser {
     else if (name == "V") s.kind = SpecKind::V;
     else if (name == "Lseq") s.kind = SpecKind::Lseq;
     else if (name == "P") s.kind = SpecKind::P;
-    else if (name.empty()) fail("expected a specifier (R, T, U, V, Lseq or P), got " + got());
-    else fail("unknown specifier '" + name + "'; expected R, T, U, V, Lseq or P");
+    else if (name.empty()) fail("expected a specifier (R, T, U, V, Lseq, P or F), got " + got());
+    else fail("unknown specifier '" + name + "'; expected R, T, U, V, Lseq, P or F");
     i_ += name.size();
     std::string after = "after '" + name + "'";
     expect('(', after.c_str());
@@ -377,6 +397,21 @@ void check_parallel(const Config& c) {
                        to_string(c.specs[at[0]]), to_string(c.specs[at[1]])));
 }
 
+// F(r) / F(s): a fence needs taps in the microkernel to stand between.
+void check_fence(const Config& c) {
+  if (c.fence == TapFence::none) return;
+  int64_t ur = 1, us = 1;
+  for (const Spec& s : c.specs)
+    if (s.kind == SpecKind::U && !s.alpha) {
+      if (s.dim == Dim::r) ur = s.factor;
+      if (s.dim == Dim::s) us = s.factor;
+    }
+  if (c.fence == TapFence::r && ur < 2)
+    reject("F(r) fences the microkernel's filter rows but it unrolls none; add U(n,r) with n >= 2 or drop F(r)");
+  if (c.fence == TapFence::s && ur * us < 2)
+    reject("F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop F(s)");
+}
+
 void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {
   for (int di = 0; di < kNumDims; ++di) {
     Dim d = static_cast<Dim>(di);
@@ -434,6 +469,7 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   check_microkernel(c);
   check_lseq(c);
   check_parallel(c);
+  check_fence(c);
   check_coverage(c, shape, lanes);
 }
 

@@ -33,6 +33,15 @@ size_t draw(std::mt19937_64& rng, size_t n) { return std::uniform_int_distributi
 
 }  // namespace
 
+bool fence_allowed(const UkChoice& ch, TapFence f) {
+  switch (f) {
+    case TapFence::none: return true;
+    case TapFence::r: return ch.uk.r >= 2;
+    case TapFence::s: return ch.uk.r * ch.uk.s >= 2;
+  }
+  return false;
+}
+
 std::vector<int64_t> prime_factors(int64_t n) {
   std::vector<int64_t> v;
   for (int64_t p = 2; p * p <= n; ++p)
@@ -86,6 +95,9 @@ std::vector<ParamId> CoordinateView::params() const {
   v.push_back({Param::order, Dim::n});
   v.push_back({Param::choice, Dim::n});
   v.push_back({Param::lseq, Dim::n});
+  if (std::any_of(space_.choices.begin(), space_.choices.end(),
+                  [](const UkChoice& ch) { return fence_allowed(ch, TapFence::s); }))
+    v.push_back({Param::fence, Dim::n});
   if (space_.parallel) v.push_back({Param::parallel, Dim::n});
   return v;
 }
@@ -108,6 +120,7 @@ Config CoordinateView::to_config(const Point& p) const {
     }
   }
   for (const Spec& s : microkernel_specs(ch, p.factors[kC][0])) c.specs.push_back(s);
+  if (fence_allowed(ch, p.fence)) c.fence = p.fence;
   return c;
 }
 
@@ -123,8 +136,10 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   if (suffix.size() != c.specs.size() - m + 1 || !std::equal(suffix.begin(), suffix.end(), c.specs.begin() + long(m - 1)))
     return std::nullopt;
 
+  if (!fence_allowed(ch, c.fence)) return std::nullopt;
   Point p;
   p.choice = ci;
+  p.fence = c.fence;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
   if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
@@ -247,7 +262,15 @@ Point CoordinateView::with_choice(const Point& p, int choice) const {
         if (q.par.count == 1 || key(o) > key(q.par)) q.par = o;
     }
   }
+  if (!fence_allowed(space_.choices[size_t(choice)], q.fence)) q.fence = TapFence::none;
   for (Dim d : kDims) fit(q, d);
+  return q;
+}
+
+Point CoordinateView::with_fence(const Point& p, TapFence f) const {
+  if (!fence_allowed(space_.choices[size_t(p.choice)], f)) return p;
+  Point q = p;
+  q.fence = f;
   return q;
 }
 
@@ -387,6 +410,12 @@ std::vector<Neighbor> CoordinateView::neighbors(const Point& p, std::mt19937_64&
       m.param = {Param::parallel, Dim::n};
       add(with_parallel(p, o), m);
     }
+  // Every other fence the microkernel can take.
+  for (TapFence f : {TapFence::none, TapFence::r, TapFence::s}) {
+    Move m;
+    m.param = {Param::fence, Dim::n};
+    if (f != p.fence && fence_allowed(space_.choices[size_t(p.choice)], f)) add(with_fence(p, f), m);
+  }
   // Lseq across one level.
   if (space_.choices[size_t(p.choice)].pair)
     for (int dir : {-1, +1}) {
@@ -439,6 +468,7 @@ std::optional<Point> CoordinateView::repeat(const Point& p, const Move& m) const
       x.lseq = l;
       return x;
     }
+    case Param::fence:
     case Param::parallel: return std::nullopt;  // categorical: no direction to go on in
   }
   return std::nullopt;
@@ -485,6 +515,13 @@ Point CoordinateView::random_step(const Point& p, ParamId param, std::mt19937_64
       if (to.empty()) return x;
       x.lseq = to[draw(rng, to.size())];
       return x;
+    }
+    case Param::fence: {
+      std::vector<TapFence> others;
+      for (TapFence f : {TapFence::none, TapFence::r, TapFence::s})
+        if (f != p.fence && fence_allowed(space_.choices[size_t(p.choice)], f)) others.push_back(f);
+      if (others.empty()) return x;
+      return with_fence(p, others[draw(rng, others.size())]);
     }
     case Param::parallel: {
       if (!space_.parallel) return x;

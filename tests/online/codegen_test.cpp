@@ -73,6 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=32,C=6,H=9,R=3,stride=2", "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
         // K = 20: the loops run over 32 channels, the tail is stored masked.
         Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
+        // Compiler fences between the microkernel's rows and taps (F(r), F(s)).
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r)]"},
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(3,r), T(4,c), U(3,s), U(2,w), U(2,k), V(k), F(s)]"},
         // R(d) completes a dimension; batch N = 2.
         Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
 
@@ -82,8 +85,11 @@ INSTANTIATE_TEST_SUITE_P(
 struct Border {
   const char* shape;
   bool taps;  // U(S,s) U(R,r) in the microkernel; else T(R,r), T(S,s) outside
+  TapFence fence = TapFence::none;  // taps only: F(r) / F(s)
 };
-void PrintTo(const Border& b, std::ostream* os) { *os << b.shape << (b.taps ? " taps" : " paper"); }
+void PrintTo(const Border& b, std::ostream* os) {
+  *os << b.shape << (b.taps ? " taps" : " paper") << (b.fence == TapFence::r ? " F(r)" : b.fence == TapFence::s ? " F(s)" : "");
+}
 
 int64_t largest_divisor(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
@@ -115,6 +121,7 @@ TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
   const Border b = std::get<1>(GetParam());
   Shape shape = parse_shape(b.shape);
   Config cfg = border_config(shape, isa.lanes, b.taps);
+  cfg.fence = b.fence;
   std::string src;
   RunResult r = build_and_run(isa, shape, cfg, &src);
   EXPECT_EQ(r.status, "ok") << to_string(cfg) << ": " << r.detail;
@@ -135,7 +142,10 @@ INSTANTIATE_TEST_SUITE_P(
             Border{"K=16,C=4,H=6,R=1,stride=2,pad=1", false},
             // C = 3 (an RGB input) and exact K: 1, 20, 40 and 28269 (yolo9000-23 in small)
             Border{"K=1,C=3,H=6,R=3,pad=1", true}, Border{"K=20,C=3,H=5,R=3,pad=1", true},
-            Border{"K=40,C=4,H=6,R=3,pad=1", false}, Border{"K=28269,C=2,H=2,R=1,pad=0", true})));
+            Border{"K=40,C=4,H=6,R=3,pad=1", false}, Border{"K=28269,C=2,H=2,R=1,pad=0", true},
+            // fenced taps: border variants skip taps, so a row may start at any s
+            Border{"K=16,C=4,H=7,R=3,pad=2", true, TapFence::r}, Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::s},
+            Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", true, TapFence::r})));
 
 // Issue 13: fused epilogues, for every ISA this CPU runs, equal the reference
 // (convolution, then ct_ref_epilogue) at every output element with guard
@@ -360,6 +370,26 @@ TEST(ConvCodegenText, PaddingTapsAreNotEmitted) {
     ++fmas;
   EXPECT_EQ(fmas, 49u) << k.c_source;
   EXPECT_EQ(k.c_source.find("switch"), std::string::npos);  // one pattern per axis: no dispatch
+}
+
+// F(r) puts a fence before each filter row but the first, F(s) before each
+// tap but the first; the fenced microkernel never takes the profiled name.
+TEST(ConvCodegenText, TapFences) {
+  Isa isa = load_isa("avx512");
+  Shape shape = parse_shape("K=16,C=1,H=3,R=3,pad=0");  // Ho = 1: one block, every tap real
+  auto fences = [&](const std::string& text) {
+    GeneratedKernel k = generate_conv(isa, {shape, parse_config(text), "f", ""});
+    size_t n = 0;
+    for (size_t at = k.c_source.find("__asm__ __volatile__"); at != std::string::npos;
+         at = k.c_source.find("__asm__ __volatile__", at + 1))
+      ++n;
+    const bool profiled_name = k.c_source.find("ct_ukernel_k1c1w1h1r3s3__avx512(") != std::string::npos;
+    return std::make_pair(n, profiled_name);
+  };
+  const std::string base = "[T(1,c), U(3,s), U(3,r), V(k)";
+  EXPECT_EQ(fences(base + "]"), std::make_pair(size_t(0), true));
+  EXPECT_EQ(fences(base + ", F(r)]"), std::make_pair(size_t(2), false));
+  EXPECT_EQ(fences(base + ", F(s)]"), std::make_pair(size_t(8), false));
 }
 
 // K = 20 on 16 lanes: the second vector keeps 4 lanes, loaded and stored masked.

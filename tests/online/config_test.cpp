@@ -78,7 +78,10 @@ TEST(Config, RoundTrip) {
         std::string("[R(n), R(k), T(4,k), T(2,c), U(3,s), U(3,r), U(2,c), U(4,w), U(3,h), "
                     "U(2,k), V(k)]"),
         std::string("[R(h), Lseq(h,[(12,6),(8,7)]), T(1,c), U(a,h), V(k)]"),
-        std::string("[P(2,k), P(17,h), T(8,k), T(17,w), T(256,c), U(2,h), U(2,k), V(k)]")}) {
+        std::string("[P(2,k), P(17,h), T(8,k), T(17,w), T(256,c), U(2,h), U(2,k), V(k)]"),
+        std::string("[T(16,k), T(17,h), T(17,w), T(128,c), U(3,s), U(3,r), U(2,c), U(2,w), U(2,h), U(2,k), V(k), "
+                    "F(r)]"),
+        std::string("[T(256,c), U(3,s), V(k), F(s)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
     EXPECT_EQ(parse_config(to_string(c)), c);
@@ -143,9 +146,17 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(16,k)"),
             "config: at column 9: expected ',' or ']' after a specifier, got end of input");
   EXPECT_EQ(parse_error("[X(1,k)]"),
-            "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq or P");
+            "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq, P or F");
   EXPECT_EQ(parse_error("[T(16,k), ]"),
-            "config: at column 11: expected a specifier (R, T, U, V, Lseq or P), got ']'");
+            "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'");
+  EXPECT_EQ(parse_error("[T(16,c), F(s), V(k)]"),
+            "config: at column 15: expected ']' after F(s), got ','; F(r) or F(s) comes last, after V(k)");
+  EXPECT_EQ(parse_error("[V(k), F(r), F(s)]"),
+            "config: at column 12: expected ']' after F(r), got ','; F(r) or F(s) comes last, after V(k)");
+  EXPECT_EQ(parse_error("[V(k), F(k)]"),
+            "config: at column 10: expected r or s in F(...), got 'k'; F(r) fences filter rows, F(s) every tap");
+  EXPECT_EQ(parse_error("[V(k), F(3,s)]"),
+            "config: at column 10: expected r or s in F(...), got '3'; F(r) fences filter rows, F(s) every tap");
   EXPECT_EQ(parse_error("[T[16,k)]"), "config: at column 3: expected '(' after 'T', got '['");
   EXPECT_EQ(parse_error("[T(x,k)]"), "config: at column 4: expected a number, got 'x'");
   EXPECT_EQ(parse_error("[T(-1,k)]"), "config: at column 4: expected a number, got '-'");
@@ -243,6 +254,26 @@ TEST(Validate, Microkernel) {
   EXPECT_EQ(check("[T(256,c), U(1,n), V(k)]"),
             "config: dimension n: U(1,n) unrolls n; the microkernel unrolls only s, r, c, w, h, "
             "k (000 §4.1)");
+}
+
+// F(r) / F(s) need taps in the microkernel to stand between; the fence is
+// part of the configuration's identity.
+TEST(Validate, TapFence) {
+  const std::string taps =
+      "[T(16,k), T(17,h), T(17,w), T(128,c), U(3,s), U(3,r), U(2,c), U(2,w), U(2,h), U(2,k), V(k)";
+  EXPECT_EQ(check(taps + ", F(r)]"), "no error");
+  EXPECT_EQ(check(taps + ", F(s)]"), "no error");
+  EXPECT_NE(parse_config(taps + ", F(s)]"), parse_config(taps + "]"));
+  EXPECT_NE(parse_config(taps + ", F(s)]"), parse_config(taps + ", F(r)]"));
+  // Taps along s only: F(s) fences them, F(r) has no row to fence.
+  EXPECT_EQ(check("[T(16,k), T(17,h), T(17,w), T(3,r), T(128,c), U(3,s), U(2,c), U(2,w), U(2,h), U(2,k), V(k), F(s)]"),
+            "no error");
+  EXPECT_EQ(check("[T(16,k), T(17,h), T(17,w), T(3,r), T(128,c), U(3,s), U(2,c), U(2,w), U(2,h), U(2,k), V(k), F(r)]"),
+            "config: F(r) fences the microkernel's filter rows but it unrolls none; add U(n,r) with n >= 2 or drop "
+            "F(r)");
+  EXPECT_EQ(check("[T(8,k), T(34,h), T(2,w), T(512,c), U(17,w), U(2,k), V(k), F(s)]", "yolo9000-13"),
+            "config: F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop "
+            "F(s)");
 }
 
 TEST(Validate, ReuseLoopAboveMicrokernel) {

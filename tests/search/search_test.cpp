@@ -137,6 +137,44 @@ TEST(Coordinates, NeighboursCoverEveryParameter) {
   EXPECT_EQ(v.params().size(), 10u);
 }
 
+// The tap fence (config.h F(r) / F(s)) is a parameter where some microkernel
+// holds taps: neighbours reach both fences, the text round-trips, and a choice
+// without taps drops the fence.
+TEST(Coordinates, TapFenceIsAParameter) {
+  EXPECT_EQ(CoordinateView(space_of(kMid)).params().size(), 10u);  // 1x1 microkernels only: no fence
+  Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
+  CoordinateView v(sp);
+  ASSERT_EQ(v.params().size(), 11u);
+  EXPECT_EQ(v.params().back().kind, Param::fence);
+  int taps = -1, plain = -1;
+  for (size_t i = 0; i < sp.choices.size(); ++i) {
+    if (sp.choices[i].uk.r >= 2 && taps < 0) taps = int(i);
+    if (sp.choices[i].uk.r * sp.choices[i].uk.s == 1 && plain < 0) plain = int(i);
+  }
+  ASSERT_GE(taps, 0);
+  ASSERT_GE(plain, 0);
+  std::mt19937_64 rng(3);
+  Point p = v.with_choice(v.random_point(rng), taps);
+  std::set<std::string> fences;
+  for (const Neighbor& n : v.neighbors(p, rng))
+    if (n.move.param.kind == Param::fence) {
+      const Config c = v.to_config(n.point);
+      fences.insert(c.fence == TapFence::r ? "F(r)" : c.fence == TapFence::s ? "F(s)" : "none");
+    }
+  EXPECT_EQ(fences, (std::set<std::string>{"F(r)", "F(s)"}));
+  const Point f = v.with_fence(p, TapFence::s);
+  const Config fc = v.to_config(f);
+  EXPECT_EQ(fc.fence, TapFence::s);
+  const std::optional<Point> back = v.from_config(parse_config(to_string(fc)));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(v.to_config(*back), fc);
+  EXPECT_EQ(v.with_choice(f, plain).fence, TapFence::none);
+  EXPECT_EQ(v.with_fence(v.with_choice(p, plain), TapFence::r).fence, TapFence::none);
+  Config bad = v.to_config(v.with_choice(p, plain));
+  bad.fence = TapFence::s;
+  EXPECT_FALSE(v.from_config(bad));
+}
+
 // Issue 12: with --threads 2 the P option is a parameter of its own, and
 // configurations without the P (or with one the choice cannot take) have no point.
 TEST(Coordinates, ParallelOptionIsAParameter) {

@@ -29,6 +29,17 @@ struct UkSizes {
   }
 };
 
+/// A compiler fence between the taps of a microkernel (beyond 000; the
+/// configuration's F(r) / F(s)). Without one, GCC keeps an input broadcast
+/// live from one tap to every later tap that reads the same pixel; with many
+/// accumulators that spills them (k2c1w2h6r3s3 on the Zen 5: 76 stack
+/// accesses per 216 FMAs). A fence makes each tap reload its broadcasts:
+///   r: before the first tap of every (c, r) row (broadcasts shared across s only);
+///   s: before every tap.
+/// The code stays correct with any choice; only its speed differs, so the
+/// online search tunes it.
+enum class TapFence { none, r, s };
+
 /// "k2c1w12h1r1s1"
 std::string sizes_text(const UkSizes& u);
 /// "ct_ukernel_k2c1w12h1r1s1__avx512" (XNNPACK-style: shape, "__", ISA).

@@ -34,6 +34,7 @@ struct UkVariant {
   std::vector<std::pair<int, int>> cols;  // per w: [s_lo, s_hi); empty = every tap
   int k_lanes = 0;                        // 0 = size_k * lanes (no tail)
   Epilogue epilogue = Epilogue::none;
+  TapFence fence = TapFence::none;  // not part of full(): it changes the code, not what it computes
   bool full() const { return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none; }
 };
 

@@ -33,6 +33,12 @@
 // needs -fopenmp (GeneratedKernel::cflags); without it the pragma is ignored
 // and the same code runs correctly on one thread.
 //
+// F(r) / F(s) (beyond 000): the last element, after V(k), when present: a
+// compiler fence between the microkernel's filter rows (F(r)) or between all
+// its taps (F(s)); see TapFence in offline/ukernel.h. It needs taps in the
+// microkernel: U(n,r) with n >= 2 for F(r), more than one tap for F(s). It
+// changes the code GCC emits, never the result.
+//
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
 #include <array>
@@ -42,6 +48,7 @@
 #include <vector>
 
 #include "convtune/core/shape.h"
+#include "convtune/offline/ukernel.h"
 
 namespace convtune {
 
@@ -70,7 +77,8 @@ struct Spec {
 
 struct Config {
   std::vector<Spec> specs;  // outermost first
-  bool operator==(const Config& o) const { return specs == o.specs; }
+  TapFence fence = TapFence::none;  // F(r) / F(s): printed after V(k), not a loop
+  bool operator==(const Config& o) const { return specs == o.specs && fence == o.fence; }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
 
@@ -104,7 +112,9 @@ inline int64_t spec_threads(const Spec& s) { return s.threads > 0 ? s.threads : 
 ///  - divisibility: along every dimension the product of the T/P/U factors
 ///    (times lanes for k; times a1*v1+a2*v2 instead of U(a,h) for h) equals
 ///    the problem size, or divides it when the dimension has an R;
-///  - all counts >= 1.
+///  - all counts >= 1;
+///  - F(r) only with U(n,r), n >= 2, in the microkernel; F(s) only with more
+///    than one tap in it.
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);
 

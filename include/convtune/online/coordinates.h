@@ -12,7 +12,9 @@
 //   - the Lseq position (pair choices only);
 //   - with Space::parallel (--threads > 1), the outermost P(count,dim): one of
 //     the choice's Space::parallel_options (categorical); the factors of dim
-//     then multiply to what remains after it.
+//     then multiply to what remains after it;
+//   - the tap fence F(r) / F(s) (categorical; config.h), when some choice's
+//     microkernel holds more than one tap. A choice without taps prints none.
 // Every point prints as a valid configuration; every step keeps the
 // products right, so no invalid point is ever built. Several points may
 // print the same configuration (empty slots); strategies key on the text.
@@ -32,10 +34,15 @@ struct Point {
   std::vector<int> order;                     // slot ids above the reuse loop, outermost first
   int lseq = 0;                               // Lseq goes before order[lseq] (0..order.size())
   ParOption par{Dim::n, 1};                   // the outermost P; count 1: none
+  TapFence fence = TapFence::none;            // F(r) / F(s); printed only where the choice allows it
 };
 
+/// True when the choice's microkernel can take the fence (config.h: F(r)
+/// needs U(n,r), n >= 2; F(s) more than one tap).
+bool fence_allowed(const UkChoice& ch, TapFence f);
+
 /// The parameters of a point (002 §3: mu of them).
-enum class Param { factor, order, choice, lseq, parallel };
+enum class Param { factor, order, choice, lseq, fence, parallel };
 struct ParamId {
   Param kind = Param::factor;
   Dim dim = Dim::n;  // factor only
@@ -69,8 +76,8 @@ class CoordinateView {
   /// A point of 000 §6.1's sampler.
   Point random_point(std::mt19937_64& rng) const;
 
-  /// The parameters: 7 factorizations, the order, the choice, the Lseq, and
-  /// the P option when the space has one.
+  /// The parameters: 7 factorizations, the order, the choice, the Lseq, the
+  /// fence when some choice allows one, and the P option when the space has one.
   std::vector<ParamId> params() const;
   int slot_id(Dim d, int slot) const { return offset_[static_cast<int>(d)] + slot; }
   int num_slots(Dim d) const { return nu_[static_cast<int>(d)]; }
@@ -80,7 +87,8 @@ class CoordinateView {
   /// (or split off into a new level just inside), two adjacent levels
   /// swapped, the previous/next microkernel of the class, the nearest-h
   /// member of up to `classes` other classes (drawn with rng), the Lseq
-  /// across one level, every other P option of the choice. Only points whose configuration differs from p's,
+  /// across one level, every other fence and every other P option of the
+  /// choice. Only points whose configuration differs from p's,
   /// each configuration once.
   std::vector<Neighbor> neighbors(const Point& p, std::mt19937_64& rng, int classes = 4) const;
   /// The same move again from p (the next value along that direction), or
@@ -90,8 +98,8 @@ class CoordinateView {
   /// One step of 002 §3's adjacency on one parameter, drawn uniformly among
   /// the adjacent values (factor: any prime between any two slots; order:
   /// any two-cycle; choice: previous/next in the class or the nearest-h
-  /// member of any other class; Lseq: across one level; parallel: any other
-  /// P option). Unchanged if the
+  /// member of any other class; Lseq: across one level; fence: any other
+  /// fence the choice allows; parallel: any other P option). Unchanged if the
   /// parameter has no neighbour.
   Point random_step(const Point& p, ParamId param, std::mt19937_64& rng) const;
   /// 002 §4.3's q-random walk on one parameter: steps while uniform < q.
@@ -101,6 +109,8 @@ class CoordinateView {
   /// new remaining sizes, changing the innermost levels first (so the outer
   /// tile sizes stay).
   Point with_choice(const Point& p, int choice) const;
+  /// p with the fence f when p's choice allows it (else p unchanged).
+  Point with_fence(const Point& p, TapFence f) const;
   /// p with the P option `par` when p's choice has it (else p unchanged),
   /// the factors of both dimensions repaired.
   Point with_parallel(const Point& p, const ParOption& par) const;
