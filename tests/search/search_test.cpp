@@ -496,7 +496,8 @@ TEST(Csa, OutputStationaryBlocksKForL2) {
 
 // yolo9000-0 (C*R*S = 27) is store-bound: the streaming plan takes the
 // widest one-row microkernel holding all 32 k (k2w8h1), whose call stores
-// 8 x 32 contiguous floats. It is measured third, on one and two threads.
+// 8 x 32 contiguous floats. It is measured after CSA's plan and the
+// output-stationary one with its two tap fences, on one and two threads.
 TEST(Csa, StreamingPlanForAStoreBoundLayer) {
   const Shape sh = zoo_layer("yolo9000-0");
   Space sp = build_space(sh, shipped_table(), 16);
@@ -504,11 +505,13 @@ TEST(Csa, StreamingPlanForAStoreBoundLayer) {
   EXPECT_EQ(to_string(p.streaming), "[T(544,h), T(68,w), T(3,c), U(3,s), U(3,r), U(8,w), U(2,k), V(k)]");
   EXPECT_EQ(p.info["streaming"], to_string(p.streaming));
   auto s = make_strategy("droplet", sp, 1);
-  std::vector<Config> first = s->propose(3);
-  ASSERT_EQ(first.size(), 3u);
+  std::vector<Config> first = s->propose(5);
+  ASSERT_EQ(first.size(), 5u);
   EXPECT_EQ(first[0], p.config);
   EXPECT_EQ(first[1], p.output_stationary);
-  EXPECT_EQ(first[2], p.streaming);
+  EXPECT_EQ(to_string(first[2]), to_string(p.output_stationary).substr(0, to_string(p.output_stationary).size() - 1) + ", F(r)]");
+  EXPECT_EQ(to_string(first[3]), to_string(p.output_stationary).substr(0, to_string(p.output_stationary).size() - 1) + ", F(s)]");
+  EXPECT_EQ(first[4], p.streaming);
   Space sp2 = build_space(sh, shipped_table(), 16, 2);
   CsaPlan p2 = csa_plan(sp2, SearchOptions{});
   ASSERT_FALSE(p2.streaming.specs.empty());
@@ -517,8 +520,9 @@ TEST(Csa, StreamingPlanForAStoreBoundLayer) {
   EXPECT_TRUE(csa_plan(build_space(zoo_layer("resnet18-1"), shipped_table(), 16), SearchOptions{}).streaming.specs.empty());
 }
 
-// A cold descent measures CSA's plan and then the output-stationary one,
-// before any neighbour, and moves to the second when it is faster.
+// A cold descent measures CSA's plan and then the output-stationary one
+// (then that one with F(r) and F(s)), before any neighbour, and moves to the
+// second when it is faster.
 TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
   Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
   CsaPlan plan = csa_plan(sp, SearchOptions{});
@@ -537,6 +541,9 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
       }
       EXPECT_EQ(got[0], plan.config) << name;
       EXPECT_EQ(got[1], plan.output_stationary) << name;
+      Config fenced = plan.output_stationary;
+      fenced.fence = TapFence::r;
+      if (got.size() > 2) EXPECT_EQ(got[2], fenced) << name;
       while (s->info()["moves"] == 0) {  // the first batch decides
         std::vector<Config> b = s->propose(batch);
         ASSERT_FALSE(b.empty());
@@ -544,6 +551,30 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
       }
       EXPECT_EQ(s->info()["moves"], 1) << name << " batch " << batch;
     }
+}
+
+// A resumed log that lacks start plans (written before they existed) has
+// them measured first, right after its best point; the ones it holds are
+// not measured again.
+TEST(Csa, AResumedDescentMeasuresTheStartPlansItLacks) {
+  Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
+  CsaPlan plan = csa_plan(sp, SearchOptions{});
+  CoordinateView v(sp);
+  std::mt19937_64 rng(8);
+  const Config other = v.to_config(v.random_point(rng));
+  Config os_r = plan.output_stationary, os_s = plan.output_stationary;
+  os_r.fence = TapFence::r;
+  os_s.fence = TapFence::s;
+  for (const char* name : {"droplet", "hillclimb"}) {
+    auto s = make_strategy(name, sp, 1);
+    s->observe(other, {true, 100.0, {}});
+    s->observe(plan.output_stationary, {true, 90.0, {}});
+    std::vector<Config> got = s->propose(3);
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0], plan.config) << name;
+    EXPECT_EQ(got[1], os_r) << name;
+    EXPECT_EQ(got[2], os_s) << name;
+  }
 }
 
 // No cache sizes detected: the documented defaults, and the info says so.
