@@ -12,6 +12,8 @@
 #include <ctime>
 
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -224,19 +226,24 @@ BenchResult run_bench(const BenchOptions& opt) {
   }
   if (!err.empty()) throw Error(err);
 
-  const TimingProtocol protocol{t.min_repeat_ms, t.repeat, 1};
-  auto time = [&](BenchEntry* e, const std::function<void()>& call) {
-    note(t.quiet, fmt::format("bench {}: timing {} on CPU{} {}", res.layer, e->name, res.cpus.size() > 1 ? "s" : "",
-                              cpu_list(res.cpus)));
-    Timing tm = time_calls(call, protocol);
-    e->seconds = tm.median_s;
-    e->samples = tm.samples_s;
-  };
-  time(&ct, conv);
-  if (onednn) time(&dn, [&] { onednn->run(); });
-  if (blas) time(&bl, [&] { blas->run(); });
-  if (xnnpack) time(&xn, [&] { xnnpack->run(); });
-  if (libxsmm) time(&lx, [&] { libxsmm->run(); });
+  // Interleaved rounds: each round takes one measurement of every
+  // implementation, each after a discarded one (the one timing protocol with
+  // repeat 1). The clock of these machines moves between 3.5 and 4.5 GHz
+  // within a run; timing all of one implementation's measurements before the
+  // next one's let such a change fall between them and bias the ratio.
+  std::vector<std::pair<BenchEntry*, std::function<void()>>> impls{{&ct, conv}};
+  if (onednn) impls.emplace_back(&dn, [&] { onednn->run(); });
+  if (blas) impls.emplace_back(&bl, [&] { blas->run(); });
+  if (xnnpack) impls.emplace_back(&xn, [&] { xnnpack->run(); });
+  if (libxsmm) impls.emplace_back(&lx, [&] { libxsmm->run(); });
+  std::string names;
+  for (const auto& [e, call] : impls) names += (names.empty() ? "" : ", ") + e->name;
+  note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names, t.repeat,
+                            res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
+  const TimingProtocol one{t.min_repeat_ms, 1, 1};
+  for (int round = 0; round < t.repeat; ++round)
+    for (auto& [e, call] : impls) e->samples.push_back(time_calls(call, one).median_s);
+  for (auto& [e, call] : impls) e->seconds = median(e->samples);
   res.entries = {ct, dn, bl, xn, lx};
   return res;
 }

@@ -1,6 +1,8 @@
 // convtune bench: the agreement check catches a wrong kernel with one exact
 // error line, the baselines compute the reference convolution, and the CLI
 // reports what it timed.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -169,6 +171,23 @@ TEST(Bench, EpilogueEndToEnd) {
   EXPECT_GT(j["convtune"]["gflops"].get<double>(), 0);
   for (const char* lib : {"onednn", "im2col_blas"})
     if (!j[lib].contains("missing")) EXPECT_GT(j[lib]["seconds"].get<double>(), 0) << lib;
+
+  // --repeat 3: three interleaved rounds, one measurement of each implementation in each; the median is kept.
+  ASSERT_EQ(std::system((in_td + " bench --shape " + kShape +
+                         " --min-repeat-ms 1 --repeat 3 --threads 1 --json --epilogue bias,add > out 2> err")
+                            .c_str()),
+            0)
+      << test::read_file(td.file("err"));
+  EXPECT_NE(test::read_file(td.file("err")).find(" in 3 interleaved rounds on CPU "), std::string::npos)
+      << test::read_file(td.file("err"));
+  j = nlohmann::json::parse(test::read_file(td.file("out")));
+  for (const char* lib : {"convtune", "onednn", "im2col_blas"}) {
+    if (j[lib].contains("missing")) continue;
+    std::vector<double> v = j[lib]["samples"].get<std::vector<double>>();
+    ASSERT_EQ(v.size(), 3u) << lib;
+    std::sort(v.begin(), v.end());
+    EXPECT_DOUBLE_EQ(j[lib]["seconds"].get<double>(), v[1]) << lib;
+  }
 
   auto r = run_cli("bench --shape " + kShape + kFast + " --threads 1 --log " + dir + "/log.jsonl");
   EXPECT_EQ(r.exit_code, 1);
