@@ -14,6 +14,15 @@ bool UkSizes::operator<(const UkSizes& o) const {
   return std::tie(k, c, w, h, r, s) < std::tie(o.k, o.c, o.w, o.h, o.r, o.s);
 }
 
+bool fence_fits(TapFence f, const UkSizes& u) {
+  switch (f) {
+    case TapFence::none: return true;
+    case TapFence::r: return u.r >= 2;
+    case TapFence::s: return int64_t(u.r) * u.s >= 2;
+  }
+  return false;
+}
+
 std::string sizes_text(const UkSizes& u) {
   return fmt::format("k{}c{}w{}h{}r{}s{}", u.k, u.c, u.w, u.h, u.r, u.s);
 }

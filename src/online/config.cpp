@@ -400,16 +400,16 @@ void check_parallel(const Config& c) {
 // F(r) / F(s): a fence needs taps in the microkernel to stand between.
 void check_fence(const Config& c) {
   if (c.fence == TapFence::none) return;
-  int64_t ur = 1, us = 1;
+  UkSizes taps;  // only r and s matter
   for (const Spec& s : c.specs)
-    if (s.kind == SpecKind::U && !s.alpha) {
-      if (s.dim == Dim::r) ur = s.factor;
-      if (s.dim == Dim::s) us = s.factor;
+    if (s.kind == SpecKind::U && !s.alpha && s.factor <= std::numeric_limits<int>::max()) {
+      if (s.dim == Dim::r) taps.r = int(s.factor);
+      if (s.dim == Dim::s) taps.s = int(s.factor);
     }
-  if (c.fence == TapFence::r && ur < 2)
+  if (fence_fits(c.fence, taps)) return;
+  if (c.fence == TapFence::r)
     reject("F(r) fences the microkernel's filter rows but it unrolls none; add U(n,r) with n >= 2 or drop F(r)");
-  if (c.fence == TapFence::s && ur * us < 2)
-    reject("F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop F(s)");
+  reject("F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop F(s)");
 }
 
 void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {

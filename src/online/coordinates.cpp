@@ -33,14 +33,7 @@ size_t draw(std::mt19937_64& rng, size_t n) { return std::uniform_int_distributi
 
 }  // namespace
 
-bool fence_allowed(const UkChoice& ch, TapFence f) {
-  switch (f) {
-    case TapFence::none: return true;
-    case TapFence::r: return ch.uk.r >= 2;
-    case TapFence::s: return ch.uk.r * ch.uk.s >= 2;
-  }
-  return false;
-}
+bool fence_allowed(const UkChoice& ch, TapFence f) { return fence_fits(f, ch.uk); }
 
 std::vector<int64_t> prime_factors(int64_t n) {
   std::vector<int64_t> v;

@@ -39,6 +39,9 @@ struct UkSizes {
 /// The code stays correct with any choice; only its speed differs, so the
 /// online search tunes it.
 enum class TapFence { none, r, s };
+/// True when a microkernel of these sizes can take the fence: F(r) needs
+/// r >= 2 (rows to stand between), F(s) more than one tap.
+bool fence_fits(TapFence f, const UkSizes& u);
 
 /// "k2c1w12h1r1s1"
 std::string sizes_text(const UkSizes& u);
