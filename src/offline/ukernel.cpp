@@ -23,6 +23,8 @@ bool fence_fits(TapFence f, const UkSizes& u) {
   return false;
 }
 
+std::string fence_text(TapFence f) { return f == TapFence::r ? "F(r)" : f == TapFence::s ? "F(s)" : ""; }
+
 std::string sizes_text(const UkSizes& u) {
   return fmt::format("k{}c{}w{}h{}r{}s{}", u.k, u.c, u.w, u.h, u.r, u.s);
 }

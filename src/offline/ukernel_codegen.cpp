@@ -125,7 +125,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   }
   if (v.fence != TapFence::none)
     o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
-                     v.fence == TapFence::r ? "filter row" : "tap", v.fence == TapFence::r ? "F(r)" : "F(s)");
+                     v.fence == TapFence::r ? "filter row" : "tap", fence_text(v.fence));
   const bool epilogue = v.epilogue != Epilogue::none;
   o += fmt::format(
       "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"

@@ -69,7 +69,7 @@ std::string to_string(const Spec& s) {
 std::string to_string(const Config& c) {
   std::string out = "[";
   for (size_t i = 0; i < c.specs.size(); ++i) out += (i ? ", " : "") + to_string(c.specs[i]);
-  if (c.fence != TapFence::none) out += std::string(c.specs.empty() ? "" : ", ") + (c.fence == TapFence::r ? "F(r)" : "F(s)");
+  if (c.fence != TapFence::none) out += (c.specs.empty() ? "" : ", ") + fence_text(c.fence);
   return out + "]";
 }
 
@@ -90,8 +90,8 @@ class Parser {
         peek();
         if (word_at() == "F") {  // the fence: last, so ']' must follow
           c.fence = fence();
-          if (peek() != ']') fail("expected ']' after " + std::string(c.fence == TapFence::r ? "F(r)" : "F(s)") +
-                                  ", got " + got() + "; F(r) or F(s) comes last, after V(k)");
+          if (peek() != ']')
+            fail("expected ']' after " + fence_text(c.fence) + ", got " + got() + "; F(r) or F(s) comes last, after V(k)");
           ++i_;
           break;
         }

@@ -33,8 +33,6 @@ size_t draw(std::mt19937_64& rng, size_t n) { return std::uniform_int_distributi
 
 }  // namespace
 
-bool fence_allowed(const UkChoice& ch, TapFence f) { return fence_fits(f, ch.uk); }
-
 std::vector<int64_t> prime_factors(int64_t n) {
   std::vector<int64_t> v;
   for (int64_t p = 2; p * p <= n; ++p)
@@ -89,7 +87,7 @@ std::vector<ParamId> CoordinateView::params() const {
   v.push_back({Param::choice, Dim::n});
   v.push_back({Param::lseq, Dim::n});
   if (std::any_of(space_.choices.begin(), space_.choices.end(),
-                  [](const UkChoice& ch) { return fence_allowed(ch, TapFence::s); }))
+                  [](const UkChoice& ch) { return fence_fits(TapFence::s, ch.uk); }))
     v.push_back({Param::fence, Dim::n});
   if (space_.parallel) v.push_back({Param::parallel, Dim::n});
   return v;
@@ -113,7 +111,7 @@ Config CoordinateView::to_config(const Point& p) const {
     }
   }
   for (const Spec& s : microkernel_specs(ch, p.factors[kC][0])) c.specs.push_back(s);
-  if (fence_allowed(ch, p.fence)) c.fence = p.fence;
+  if (fence_fits(p.fence, ch.uk)) c.fence = p.fence;
   return c;
 }
 
@@ -129,7 +127,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   if (suffix.size() != c.specs.size() - m + 1 || !std::equal(suffix.begin(), suffix.end(), c.specs.begin() + long(m - 1)))
     return std::nullopt;
 
-  if (!fence_allowed(ch, c.fence)) return std::nullopt;
+  if (!fence_fits(c.fence, ch.uk)) return std::nullopt;
   Point p;
   p.choice = ci;
   p.fence = c.fence;
@@ -255,13 +253,13 @@ Point CoordinateView::with_choice(const Point& p, int choice) const {
         if (q.par.count == 1 || key(o) > key(q.par)) q.par = o;
     }
   }
-  if (!fence_allowed(space_.choices[size_t(choice)], q.fence)) q.fence = TapFence::none;
+  if (!fence_fits(q.fence, space_.choices[size_t(choice)].uk)) q.fence = TapFence::none;
   for (Dim d : kDims) fit(q, d);
   return q;
 }
 
 Point CoordinateView::with_fence(const Point& p, TapFence f) const {
-  if (!fence_allowed(space_.choices[size_t(p.choice)], f)) return p;
+  if (!fence_fits(f, space_.choices[size_t(p.choice)].uk)) return p;
   Point q = p;
   q.fence = f;
   return q;
@@ -292,6 +290,13 @@ std::vector<int> CoordinateView::nearest_in_other_classes(int c) const {
       if (std::abs(h_of_[size_t(m)] - h_of_[size_t(c)]) < std::abs(h_of_[size_t(best)] - h_of_[size_t(c)])) best = m;
     v.push_back(best);
   }
+  return v;
+}
+
+std::vector<TapFence> CoordinateView::other_fences(const Point& p) const {
+  std::vector<TapFence> v;
+  for (TapFence f : {TapFence::none, TapFence::r, TapFence::s})
+    if (f != p.fence && fence_fits(f, space_.choices[size_t(p.choice)].uk)) v.push_back(f);
   return v;
 }
 
@@ -404,10 +409,10 @@ std::vector<Neighbor> CoordinateView::neighbors(const Point& p, std::mt19937_64&
       add(with_parallel(p, o), m);
     }
   // Every other fence the microkernel can take.
-  for (TapFence f : {TapFence::none, TapFence::r, TapFence::s}) {
+  for (TapFence f : other_fences(p)) {
     Move m;
     m.param = {Param::fence, Dim::n};
-    if (f != p.fence && fence_allowed(space_.choices[size_t(p.choice)], f)) add(with_fence(p, f), m);
+    add(with_fence(p, f), m);
   }
   // Lseq across one level.
   if (space_.choices[size_t(p.choice)].pair)
@@ -510,9 +515,7 @@ Point CoordinateView::random_step(const Point& p, ParamId param, std::mt19937_64
       return x;
     }
     case Param::fence: {
-      std::vector<TapFence> others;
-      for (TapFence f : {TapFence::none, TapFence::r, TapFence::s})
-        if (f != p.fence && fence_allowed(space_.choices[size_t(p.choice)], f)) others.push_back(f);
+      const std::vector<TapFence> others = other_fences(p);
       if (others.empty()) return x;
       return with_fence(p, others[draw(rng, others.size())]);
     }

@@ -70,9 +70,10 @@ void LocalSearch::start() {
   // The other start plans (csa.cpp) go first: the output-stationary plan,
   // the same with each tap fence (config.h F(r), F(s); on the Zen 5, timed in
   // one process, yolo9000-2's ran at 190 GFLOP/s plain, 204 with F(r) and 214
-  // with F(s): its k2w2h{5,6}r3s3 spills without one), and the streaming plan. A cold start measures them right after
-  // CSA's; a resumed log, the ones it lacks (CSA's too: a log written before
-  // a plan existed). decide() moves to the fastest, as to a neighbour.
+  // with F(s): its k2w2h{5,6}r3s3 spills without one), and the streaming
+  // plan. A cold start measures them right after CSA's; a resumed log, the
+  // ones it lacks (CSA's too: a log written before a plan existed). decide()
+  // moves to the fastest, as to a neighbour.
   std::vector<Config> plans;
   if (!cold) plans.push_back(csa_.config);
   plans.push_back(csa_.output_stationary);
@@ -83,7 +84,8 @@ void LocalSearch::start() {
   plans.push_back(csa_.streaming);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {
-    const std::optional<Point> p = c.specs.empty() ? std::nullopt : view_.from_config(c);  // none: a fence the microkernel cannot take
+    // nullopt too for a fence the microkernel cannot take
+    const std::optional<Point> p = c.specs.empty() ? std::nullopt : view_.from_config(c);
     if (p && text(*p) != current_text_ && !results_.count(text(*p)))
       at_start = queue_.insert(at_start, Entry{*p, std::nullopt}) + 1;
   }

@@ -42,6 +42,8 @@ enum class TapFence { none, r, s };
 /// True when a microkernel of these sizes can take the fence: F(r) needs
 /// r >= 2 (rows to stand between), F(s) more than one tap.
 bool fence_fits(TapFence f, const UkSizes& u);
+/// "F(r)", "F(s)" (the configuration text), "" for none.
+std::string fence_text(TapFence f);
 
 /// "k2c1w12h1r1s1"
 std::string sizes_text(const UkSizes& u);

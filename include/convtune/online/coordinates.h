@@ -37,10 +37,6 @@ struct Point {
   TapFence fence = TapFence::none;            // F(r) / F(s); printed only where the choice allows it
 };
 
-/// True when the choice's microkernel can take the fence (config.h: F(r)
-/// needs U(n,r), n >= 2; F(s) more than one tap).
-bool fence_allowed(const UkChoice& ch, TapFence f);
-
 /// The parameters of a point (002 §3: mu of them).
 enum class Param { factor, order, choice, lseq, fence, parallel };
 struct ParamId {
@@ -132,6 +128,7 @@ class CoordinateView {
   int64_t target(const Point& p, Dim d) const;  // what d's factors multiply to
   int lseq_step(const Point& p, int dir) const;  // -1 when none
   std::vector<int> nearest_in_other_classes(int c) const;
+  std::vector<TapFence> other_fences(const Point& p) const;  // the fences p's microkernel takes, but p's
 
   const Space& space_;
   int nu_[kNumDims] = {};
