@@ -9,8 +9,10 @@ usage: bench/batch.py --network resnet18[,yolo9000] [--trials 100] [--resume]
        bench/batch.py --shapes "K=32,C=16,H=8,R=3;K=16,C=8,H=6,R=1" --name tiny
 Outputs (under --out, default bench/results): tune/<layer>/log.jsonl,
 bench/<layer>.json, <name>.csv, <name>.md. --resume continues the logs and
-keeps bench results whose log has not grown. (Runs of several seeds and
-strategies for Fig. 10: bench/convergence.py.)
+keeps bench results whose log has not grown. --bench-only benches what the
+logs already deliver (no trial, no finalist re-measure, so the kernels stay
+the same), e.g. again with more --repeat rounds after moving bench/ aside.
+(Runs of several seeds and strategies for Fig. 10: bench/convergence.py.)
 """
 import argparse
 import csv
@@ -65,8 +67,10 @@ def shape_fields(text):
 def row_for(a, net, name, sel, trials):
     tdir = os.path.join(a.out, "tune", name)
     timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat), "--threads", str(a.threads)] + a.cpu
-    run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
-                                       "--no-onednn"] + (["--resume"] if a.resume else []) + timing + a.tune_args.split())
+    if not a.bench_only:
+        run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
+                                           "--no-onednn"] + (["--resume"] if a.resume else []) + timing +
+            a.tune_args.split())
     recs = benchlib.read_log(os.path.join(tdir, "log.jsonl"))
     cache = os.path.join(a.out, "bench", name + ".json")
     b = None
@@ -173,15 +177,22 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")
     ap.add_argument("--bench-args", default="", help="extra arguments for convtune bench")
+    ap.add_argument("--bench-only", action="store_true",
+                    help="no tuning: bench the kernels the logs deliver (with --resume, keep bench results)")
     a = ap.parse_args()
     if not os.access(a.convtune, os.X_OK):
         fail(f"no convtune binary at {a.convtune}; build it (scripts/build.sh) or pass --convtune")
     a.cpu = ["--cpu", str(a.cpu)] if a.cpu is not None else []
     short = set(x for x in a.short.split(",") if x)
+    selection = layers_of(a)
+    for net, name, sel in selection if a.bench_only else []:  # before any output: all or nothing
+        log = os.path.join(a.out, "tune", name, "log.jsonl")
+        if not os.path.exists(log):
+            fail(f"--bench-only: {name} has no log at {log}; tune it first (drop --bench-only)")
     rows = []
-    for net, name, sel in layers_of(a):
+    for net, name, sel in selection:
         trials = a.short_trials if name in short else a.trials
-        print(f"batch: {name}: tune ({trials} trials) and bench", file=sys.stderr)
+        print(f"batch: {name}: " + ("bench" if a.bench_only else f"tune ({trials} trials) and bench"), file=sys.stderr)
         rows.append(row_for(a, net, name, sel, trials))
         r = rows[-1]
         print(f"batch: {name}: convtune {fmt(r['convtune_pct'])}%  oneDNN {fmt(r['onednn_pct'])}%  "
@@ -194,7 +205,7 @@ def main():
         for r in rows:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
     with open(stem + ".md", "w") as f:
-        f.write(markdown(rows, a.trials))
+        f.write(markdown(rows, max(r["trials"] for r in rows) if a.bench_only else a.trials))
     print(stem + ".csv")
     print(stem + ".md")
 

@@ -67,6 +67,29 @@ def main():
         for text in ("### tiny", "| tiny-0 | 32,16,8,3,1,1 |", "| tiny-1 | 16,8,6,1,1,0 |", "FLOP-weighted average",
                      "geomean", "convtune best of N (N=3)"):
             check(text in md, f"Markdown lacks {text!r}:\n{md}")
+        # --bench-only: the same kernels benched again, with no trial and no
+        # finalist re-measure (the log and finalists.json stay as they were).
+        kept = {}
+        for f in ("log.jsonl", "finalists.json"):
+            with open(os.path.join(out, "tune", "tiny-0", f)) as g:
+                kept[f] = g.read()
+        os.rename(os.path.join(out, "bench"), os.path.join(out, "bench-before"))
+        run(batch + ["--trials", "5", "--bench-only", "--resume"])
+        check(os.path.exists(bench0), "--bench-only did not bench")
+        for f, text in kept.items():
+            with open(os.path.join(out, "tune", "tiny-0", f)) as g:
+                check(g.read() == text, f"--bench-only changed {f}")
+        with open(os.path.join(out, "tiny.csv")) as f:
+            check([r["trials"] for r in csv.DictReader(f)] == ["3", "3"], "--bench-only tuned")
+        with open(os.path.join(out, "tiny.md")) as f:
+            check("convtune best of N (N=3)" in f.read(), "--bench-only: N is not the logs' 3 trials")
+        # Without a log there is nothing to bench: one line that says what to do.
+        empty = os.path.join(out, "empty")
+        p = subprocess.run([sys.executable] + batch + ["--out", empty, "--bench-only"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        want = (f"batch: error: --bench-only: tiny-0 has no log at {os.path.join(empty, 'tune', 'tiny-0', 'log.jsonl')}; "
+                "tune it first (drop --bench-only)\n")
+        check(p.returncode != 0 and p.stderr == want, f"--bench-only without a log: exit {p.returncode}, {p.stderr!r}")
         # Each figure from one command.
         for args in (["fig9", os.path.join(out, "tiny.csv")], ["fig10", os.path.join(out, "tune", "tiny-0")],
                      ["fig11", os.path.join(out, "tune")]):
