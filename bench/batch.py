@@ -64,8 +64,13 @@ def shape_fields(text):
     return {k: int(v) for k, v in (f.split("=") for f in text.split(","))}
 
 
+def tune_dir(a, name):
+    """Where a layer's log (tune/<layer>/log.jsonl) and kernel live under --out."""
+    return os.path.join(a.out, "tune", name)
+
+
 def row_for(a, net, name, sel, trials):
-    tdir = os.path.join(a.out, "tune", name)
+    tdir = tune_dir(a, name)
     timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat), "--threads", str(a.threads)] + a.cpu
     if not a.bench_only:
         run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
@@ -186,7 +191,7 @@ def main():
     short = set(x for x in a.short.split(",") if x)
     selection = layers_of(a)
     for net, name, sel in selection if a.bench_only else []:  # before any output: all or nothing
-        log = os.path.join(a.out, "tune", name, "log.jsonl")
+        log = os.path.join(tune_dir(a, name), "log.jsonl")
         if not os.path.exists(log):
             fail(f"--bench-only: {name} has no log at {log}; tune it first (drop --bench-only)")
     rows = []
