@@ -1,20 +1,23 @@
 /* main() for all generated code convtune runs. convtune (src/execution/runner.cpp)
- * links it with one generated C file -- a convolution candidate, a profile unit
- * (ct_profile_fns[]) or the peak loop (ct_peak) -- and timing.c into one
+ * links it with one generated C file -- a convolution candidate or a profile
+ * unit (ct_profile_fns[]) -- the peak loop (ct_peak) and timing.c into one
  * executable, built natively ($CC, with PAPI) and run directly, or
  * cross-compiled ($CROSS_CC, static, no PAPI) and run under qemu-user. It pins
  * itself to CPU, checks the code against a reference (microkernels/CONTRACT.md;
  * for whole convolutions the reference values come from convtune, runner.h),
  * times it with timing.c and prints one JSON object per line on stdout:
  *
- *   CPU conv DATA MIN_MS REPEAT DISCARD     ct_conv_pack, then ct_conv_entry on DATA,
+ *   CPU conv DATA MIN_MS REPEAT DISCARD [PROBE_ITERS]
+ *       ct_conv_pack, then ct_conv_entry on DATA,
  *       or ct_conv_entry_epilogue when DATA has a bias (CONTRACT.md "Generated
  *       convolutions", "Epilogues"; checked with the input, bias and residual
  *       against an inaccessible page on either side, the bias and residual
  *       unmodified, and guard zones around the packed weights and the output)
  *       {"event":"verified"}, then {"status":"ok","median_s":..,"samples":[..],
  *       "calls_per_sample":..,"counters":[..],"counter_names":".."} or
- *       {"status":"wrong_result","detail":".."}
+ *       {"status":"wrong_result","detail":".."}; with PROBE_ITERS > 0, ct_peak of
+ *       that many iterations is the clock probe (timing.h) and "probe_s":[..]
+ *       follows "samples", seconds per probe beside each sample
  *   CPU ukernels NC_VERIFY NC_TIME MIN_MS REPEAT DISCARD LANES
  *       {POS INDEX k c w h r s IROW IPIX ST WR WS WC WIT OROW OPIX}...
  *       {"pos":..,"status":"ok"|"wrong_result","median_s":..,"counters":[per call]}
@@ -283,7 +286,18 @@ static const char *operand_damage(const struct operand *o, const char *name, cha
   return "";
 }
 
-static int run_conv(char **argv) {
+/* The peak loop: run_peak's work, and run_conv's clock probe (timing.h). */
+struct peak_ctx {
+  long iters;
+  volatile double sink;
+};
+static void peak_call(void *p) {
+  static const float seed[3] = {0.999999f, 1e-7f, 0.5f};
+  struct peak_ctx *c = p;
+  c->sink = c->sink + ct_peak(c->iters, seed);
+}
+
+static int run_conv(int argc, char **argv) {
   if (!ct_conv_pack || !&ct_conv_packed_floats) {
     report("error", "built without a convolution (-D<name>=ct_conv_entry, _pack, _packed_floats)");
     return 2;
@@ -294,6 +308,15 @@ static int run_conv(char **argv) {
   double tol;
   long bad;
   ct_protocol p = protocol(argv + 1);
+  struct peak_ctx probe = {argc > 4 ? atol(argv[4]) : 0, 0};
+  if (probe.iters > 0) {
+    if (!ct_peak) {
+      report("error", "PROBE_ITERS given, but built without ct_peak");
+      return 2;
+    }
+    p.probe = peak_call;
+    p.probe_ctx = &probe;
+  }
   if (!f || fread(magic, 1, 8, f) != 8 || memcmp(magic, "CTPROB3", 8) != 0 || fread(n, 8, 6, f) != 6 ||
       fread(&tol, 8, 1, f) != 1) {
     snprintf(msg, sizeof msg, "cannot read %s", argv[0]);
@@ -358,9 +381,14 @@ static int run_conv(char **argv) {
   struct conv_ctx c = {in_low, w, bias.low, res.low, out};
   ct_timing t;
   t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
+  t.probe_s = p.probe ? xmalloc(sizeof(double) * (size_t)p.repeat) : NULL;
   ct_time_calls(conv_call, &c, &p, &clock, &t);
   printf("{\"status\":\"ok\",\"median_s\":%.9g,\"samples\":[", t.median_s);
   for (int i = 0; i < t.n_samples; ++i) printf("%s%.9g", i ? "," : "", t.samples_s[i]);
+  if (t.probe_s) {
+    printf("],\"probe_s\":[");
+    for (int i = 0; i < t.n_samples; ++i) printf("%s%.9g", i ? "," : "", t.probe_s[i]);
+  }
   printf("],\"calls_per_sample\":%lld,\"counters\":[", (long long)t.calls_per_sample);
   for (int i = 0; i < t.n_counters; ++i) printf("%s%lld", i ? "," : "", t.counters[i]);
   printf("],\"counter_names\":");
@@ -403,6 +431,7 @@ static int run_ukernels(int argc, char **argv) {
   ct_clock clock = make_clock(&cnt);
   ct_timing t;
   t.samples_s = xmalloc(sizeof(double) * (size_t)p.repeat);
+  t.probe_s = NULL;
   for (int a = 6; a + 2 + NPARAM <= argc; a += 2 + NPARAM) {
     long pos = atol(argv[a]), index = atol(argv[a + 1]), d[NPARAM];
     for (int i = 0; i < NPARAM; ++i) d[i] = atol(argv[a + 2 + i]);
@@ -448,22 +477,13 @@ static int run_ukernels(int argc, char **argv) {
 }
 
 /* ---- peak ---------------------------------------------------------------- */
-struct peak_ctx {
-  long iters;
-  volatile double sink;
-};
-static void peak_call(void *p) {
-  static const float seed[3] = {0.999999f, 1e-7f, 0.5f};
-  struct peak_ctx *c = p;
-  c->sink = c->sink + ct_peak(c->iters, seed);
-}
-
 static int run_peak(char **argv) {
   struct peak_ctx c = {atol(argv[0]), 0};
   ct_protocol p = protocol(argv + 1);
   struct counters none = {-1, 0, 0, ""};
   ct_clock clock = make_clock(&none);
   ct_timing t;
+  t.probe_s = NULL;
   if (!ct_peak) {
     report("error", "built without ct_peak");
     return 2;
@@ -531,7 +551,7 @@ int main(int argc, char **argv) {
     (void)sched_setaffinity(0, sizeof set, &set);
 #endif
   }
-  if (argc >= 7 && strcmp(argv[2], "conv") == 0) rc = run_conv(argv + 3);
+  if (argc >= 7 && strcmp(argv[2], "conv") == 0) rc = run_conv(argc - 3, argv + 3);
   else if (argc >= 9 && strcmp(argv[2], "ukernels") == 0) rc = run_ukernels(argc - 3, argv + 3);
   else if (argc >= 7 && strcmp(argv[2], "peak") == 0) rc = run_peak(argv + 3);
   else report("error", "usage: driver CPU conv|ukernels|peak ARGS (see microkernels/driver.c)");

@@ -52,19 +52,33 @@ void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const 
   for (int rep = 0; rep < p->discard + repeat; ++rep) {
     const int keep = rep >= p->discard;
     const int counted = keep && clock->counters_start && clock->counters_stop;
-    int64_t a;
-    double s;
-    if (counted) clock->counters_start(clock->env);
-    a = clock->now_ns(clock->env);
-    for (int64_t i = 0; i < n; ++i) call(ctx);
-    s = (double)(clock->now_ns(clock->env) - a) * 1e-9 / (double)n;
-    if (counted) {
-      int got = clock->counters_stop(clock->env, values);
-      if (got > CT_MAX_COUNTERS) got = CT_MAX_COUNTERS;
-      for (int i = 0; i < got; ++i) out->counters[i] += values[i];
-      if (got > out->n_counters) out->n_counters = got;
+    /* Without a probe one chunk; with one, the calls split evenly into
+       chunks, each after one probe. */
+    const int64_t chunks = !p->probe ? 1 : n < CT_PROBE_CHUNKS ? n : CT_PROBE_CHUNKS;
+    double calls_s = 0, probe_s = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t calls = n * (c + 1) / chunks - n * c / chunks;
+      int64_t a;
+      if (p->probe) {
+        a = clock->now_ns(clock->env);
+        p->probe(p->probe_ctx);
+        probe_s += (double)(clock->now_ns(clock->env) - a) * 1e-9;
+      }
+      if (counted) clock->counters_start(clock->env);
+      a = clock->now_ns(clock->env);
+      for (int64_t i = 0; i < calls; ++i) call(ctx);
+      calls_s += (double)(clock->now_ns(clock->env) - a) * 1e-9;
+      if (counted) {
+        int got = clock->counters_stop(clock->env, values);
+        if (got > CT_MAX_COUNTERS) got = CT_MAX_COUNTERS;
+        for (int i = 0; i < got; ++i) out->counters[i] += values[i];
+        if (got > out->n_counters) out->n_counters = got;
+      }
     }
-    if (keep) out->samples_s[out->n_samples++] = s;
+    if (keep) {
+      if (out->probe_s) out->probe_s[out->n_samples] = probe_s / (double)chunks;
+      out->samples_s[out->n_samples++] = calls_s / (double)n;
+    }
   }
   out->median_s = ct_median(out->samples_s, out->n_samples);
 }

@@ -21,6 +21,7 @@
 #include "convtune/core/aligned.h"
 #include "convtune/online/codegen.h"
 #include "convtune/online/delivered.h"
+#include "convtune/execution/clock_probe.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
 #include "convtune/core/error.h"
@@ -150,7 +151,9 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
                             built.log.substr(0, built.log.find('\n'))));
-  res.peak_gflops = Runner(isa, false, res.cpu, wd.path()).peak_gflops() * t.threads;  // its own process, as in tune
+  const double one_core_peak = Runner(isa, false, res.cpu, wd.path()).peak_gflops();  // its own process, as in tune
+  res.peak_gflops = one_core_peak * t.threads;
+  ClockProbe probe(isa, one_core_peak);
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 
@@ -173,8 +176,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   }
   Pinned pinned(res.cpus);
 
-  BenchEntry ct{"convtune", res.best.config, "", 0, {}, 0};
-  BenchEntry dn{"oneDNN", "", "", 0, {}, 0}, bl{"im2col+OpenBLAS", "", "", 0, {}, 0};
+  BenchEntry ct{"convtune", res.best.config};
+  BenchEntry dn{"oneDNN"}, bl{"im2col+OpenBLAS"};
   std::unique_ptr<Baseline> onednn, blas;
   try {
     onednn = make_onednn(data, &dn.missing, t.threads);
@@ -182,14 +185,14 @@ BenchResult run_bench(const BenchOptions& opt) {
     dn.missing = e.what();
   }
   blas = make_im2col_blas(data, &bl.missing, t.threads);
-  BenchEntry xn{"XNNPACK", "", "", 0, {}, 0};
+  BenchEntry xn{"XNNPACK"};
   std::unique_ptr<Baseline> xnnpack;
   try {
     xnnpack = make_xnnpack(data, &xn.missing, t.threads);
   } catch (const Error& e) {
     xn.missing = e.what();
   }
-  BenchEntry lx{"LIBXSMM", "", "", 0, {}, 0};
+  BenchEntry lx{"LIBXSMM"};
   std::unique_ptr<Baseline> libxsmm;
   try {
     libxsmm = make_libxsmm(data, &lx.missing, t.threads);
@@ -240,10 +243,20 @@ BenchResult run_bench(const BenchOptions& opt) {
   for (const auto& [e, call] : impls) names += (names.empty() ? "" : ", ") + e->name;
   note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names, t.repeat,
                             res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-  const TimingProtocol one{t.min_repeat_ms, 1, 1};
+  // Each measurement with the clock probe beside it: the ratios compare the
+  // implementations' speeds, not the moments at which each one ran.
+  const TimingProtocol one{t.min_repeat_ms, 1, 1, probe.call()};
+  std::vector<std::vector<double>> wall(impls.size());
   for (int round = 0; round < t.repeat; ++round)
-    for (auto& [e, call] : impls) e->samples.push_back(time_calls(call, one).median_s);
-  for (auto& [e, call] : impls) e->seconds = median(e->samples);
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const Timing tm = time_calls(impls[i].second, one);
+      wall[i].push_back(tm.median_s);
+      impls[i].first->samples.push_back(probe.at_reference(tm, &impls[i].first->probe_gflops).at(0));
+    }
+  for (size_t i = 0; i < impls.size(); ++i) {
+    impls[i].first->wall_seconds = median(wall[i]);
+    impls[i].first->seconds = median(impls[i].first->samples);
+  }
   res.entries = {ct, dn, bl, xn, lx};
   return res;
 }

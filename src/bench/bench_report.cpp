@@ -40,6 +40,8 @@ std::string bench_summary(const BenchResult& r) {
   o += fmt::format("work: {:.1f} MFLOP nominal, {:.1f} MFLOP of real multiply-adds ({:.1f}%; the rest land on zero "
                    "padding)\n",
                    nominal * 1e-6, real * 1e-6, 100 * real / nominal);
+  o += "times: at the peak's speed: each measurement scaled by the speed of the peak loop timed beside it (the "
+       "clock probe; wall-clock times in --json)\n";
   o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11}  {}\n", "implementation", "time ms", "GFLOP/s", "% peak",
                    "real GFLOP/s", "real % peak", "what ran");
   for (const auto& e : r.entries) {
@@ -83,7 +85,8 @@ std::string bench_json(const BenchResult& r) {
     } else {
       const double g = r.shape.flops() / e.seconds * 1e-9, rg = r.shape.real_flops() / e.seconds * 1e-9;
       x = {{"impl", e.impl},          {"seconds", e.seconds},
-           {"samples", e.samples},    {"gflops", g},
+           {"samples", e.samples},    {"wall_seconds", e.wall_seconds},
+           {"probe_gflops", e.probe_gflops}, {"gflops", g},
            {"percent_peak", 100 * g / r.peak_gflops},
            {"real_gflops", rg},       {"real_percent_peak", 100 * rg / r.peak_gflops},
            {"max_error", e.max_error}};

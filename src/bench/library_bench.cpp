@@ -308,7 +308,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
                              : fmt::format("{}_conv: {}, {}", n, l.kernel_isa,
                                            l.kernel_threads > 1 ? fmt::format("{} OpenMP threads", l.kernel_threads)
                                                                 : std::string("the calling thread"));
-    BenchEntry lib{kLibrary, what, "", 0, {}, 0}, dn{kOnednn, "", "", 0, {}, 0}, xn{kXnnpack, "", "", 0, {}, 0};
+    BenchEntry lib{kLibrary, what}, dn{kOnednn}, xn{kXnnpack};
     try {
       x.onednn = make_onednn(x.data, &dn.missing, opt.threads);
     } catch (const Error& e) {
@@ -378,8 +378,8 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
 
   // The whole network as one call: every convolution in order.
   const std::string what = fmt::format("the sequence of {} convolutions", res.sequence.size());
-  BenchEntry lib{kLibrary, n + "_conv", "", 0, {}, 0}, dn{kOnednn, "", dn_missing, 0, {}, 0},
-      xn{kXnnpack, "", xn_missing, 0, {}, 0};
+  BenchEntry lib{kLibrary, n + "_conv"}, dn{kOnednn, "", dn_missing},
+      xn{kXnnpack, "", xn_missing};
   auto in_sequence = [&](const std::function<void(size_t)>& call) {
     return [&, call] {
       for (size_t i : res.sequence) call(i);

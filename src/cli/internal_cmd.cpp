@@ -14,6 +14,8 @@ struct OnednnArgs {
   int repeat = 5;
   int threads = 1;
   std::string epilogue = "none";
+  std::string isa;
+  double reference_gflops = 0;
 };
 
 }  // namespace
@@ -28,8 +30,11 @@ Runner setup_internal_onednn(CLI::App* sub) {
   sub->add_option("--repeat", a->repeat);
   sub->add_option("--threads", a->threads);
   sub->add_option("--epilogue", a->epilogue);
+  sub->add_option("--arch", a->isa);
+  sub->add_option("--reference-gflops", a->reference_gflops);
   return [a] {
-    return onednn_child(parse_shape(a->shape), a->cpu, a->min_ms, a->repeat, a->threads, parse_epilogue(a->epilogue));
+    return onednn_child(parse_shape(a->shape), a->cpu, a->min_ms, a->repeat, a->threads, parse_epilogue(a->epilogue),
+                        a->isa, a->reference_gflops);
   };
 }
 

@@ -15,6 +15,7 @@ struct Env {
 };
 
 void call_it(void* ctx) { (*static_cast<Env*>(ctx)->call)(); }
+void probe_it(void* ctx) { (*static_cast<const std::function<void()>*>(ctx))(); }
 int64_t clock_ns(void*) { return now_ns(); }
 void counters_start(void* env) { static_cast<Env*>(env)->counters->start(); }
 int counters_stop(void* env, long long* values) {
@@ -28,18 +29,28 @@ int counters_stop(void* env, long long* values) {
 
 double median(std::vector<double> v) { return ct_median(v.data(), int(v.size())); }
 
+std::vector<double> at_reference(const std::vector<double>& wall_s, const std::vector<double>& probe_gflops,
+                                 double reference_gflops) {
+  std::vector<double> v(wall_s);
+  for (size_t i = 0; i < v.size() && i < probe_gflops.size(); ++i) v[i] *= probe_gflops[i] / reference_gflops;
+  return v;
+}
+
 Timing time_calls(const std::function<void()>& call, const TimingProtocol& p, Counters* counters) {
   Env env{&call, counters};
   const bool counted = counters && counters->available();
   ct_clock clock{clock_ns, counted ? counters_start : nullptr, counted ? counters_stop : nullptr, &env};
-  const ct_protocol proto{p.min_ms, p.repeat, p.discard};
-  std::vector<double> samples(size_t(std::max(1, p.repeat)));
+  const ct_protocol proto{p.min_ms, p.repeat, p.discard, p.probe ? probe_it : nullptr,
+                          const_cast<std::function<void()>*>(&p.probe)};
+  std::vector<double> samples(size_t(std::max(1, p.repeat))), probes(samples.size());
   ct_timing t{};
   t.samples_s = samples.data();
+  t.probe_s = p.probe ? probes.data() : nullptr;
   ct_time_calls(call_it, &env, &proto, &clock, &t);
   Timing r;
   r.median_s = t.median_s;
   r.samples_s.assign(samples.begin(), samples.begin() + t.n_samples);
+  if (p.probe) r.probe_s.assign(probes.begin(), probes.begin() + t.n_samples);
   r.calls_per_sample = t.calls_per_sample;
   r.counters.assign(t.counters, t.counters + t.n_counters);
   return r;

@@ -176,9 +176,13 @@ RunResult conv_result(const ProcResult& p, double timeout_s) {
         r.status = "ok";
         r.seconds = j.at("median_s").get<double>();
         r.samples = j.at("samples").get<std::vector<double>>();
+        if (j.contains("probe_s")) r.probe_s = j.at("probe_s").get<std::vector<double>>();
         r.counters = j.at("counters").get<std::vector<long long>>();
         r.counter_names = j.at("counter_names").get<std::string>();
         if (!(r.seconds > 0)) throw std::runtime_error("no time");
+        if (!r.probe_s.empty() && r.probe_s.size() != r.samples.size())
+          throw std::runtime_error("a probe time per sample");
+        r.wall_seconds = r.seconds;
       } else if (status == "wrong_result" || status == "error") {
         // A driver that could not start its work ("error") did not load the code.
         r.status = status == "error" ? "load_error" : status;
@@ -258,7 +262,9 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
   }
   cc_.output_flags = emulated_ ? std::vector<std::string>{"-static"} : std::vector<std::string>{};
   cc_.link_flags.clear();
-  for (const char* name : {"driver", "timing", "check", "reference"}) {
+  // The peak loop too: the peak executable's work and every candidate's clock probe.
+  write_work_file(dir_ + "/peak.c", emit_peak_source(isa_));
+  for (const char* name : {"driver", "timing", "check", "reference", "peak"}) {
     CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
     check_room(r, cc_.command);
     if (r.no_output)
@@ -308,14 +314,21 @@ void Runner::set_problem(const ProblemData& p) {
 RunResult Runner::run_conv(const std::string& exe, const TimingProtocol& protocol, double timeout_s) const {
   if (data_file_.empty()) throw Error("Runner::run_conv before set_problem");
   std::vector<std::string> argv = command(exe);
+  const long probes = !emulated_ && reference_gflops_ > 0 ? probe_iters(isa_, reference_gflops_) : 0;
   for (const std::string& a : {std::string("conv"), data_file_, fmt::format("{}", protocol.min_ms),
-                               std::to_string(protocol.repeat), std::to_string(protocol.discard)})
+                               std::to_string(protocol.repeat), std::to_string(protocol.discard),
+                               std::to_string(probes)})
     argv.push_back(a);
   // Natively one line after verifying, one after timing, each within the
   // limit; emulated, every timed call gets the limit.
   const double idle =
       emulated_ ? (protocol.discard + protocol.repeat + 3) * (timeout_s + protocol.min_ms * 1e-3) : timeout_s;
   RunResult r = conv_result(run_lines(argv, idle), idle);
+  if (r.status == "ok" && !r.probe_s.empty()) {
+    for (double p : r.probe_s) r.probe_gflops.push_back(peak_flops(isa_, probes) / p * 1e-9);
+    r.samples = at_reference(r.samples, r.probe_gflops, reference_gflops_);
+    r.seconds = median(r.samples);
+  }
   if (emulated_ && (r.status == "ok" || r.counter_names.empty()))
     r.counter_names = fmt::format("none: emulated under {} (timings not meaningful)", emulator());
   return r;
@@ -375,8 +388,9 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
 
 double Runner::peak_gflops() {
   if (peak_exe_.empty()) {
-    const std::string src = dir_ + "/peak_" + isa_.name + ".c", exe = dir_ + "/peak_" + isa_.name;
-    write_work_file(src, emit_peak_source(isa_));
+    // ct_peak is in the driver's objects already (the constructor).
+    const std::string src = dir_ + "/peak_main.c", exe = dir_ + "/peak_" + isa_.name;
+    write_work_file(src, "double ct_peak(long iters, const float *seed); /* linked from peak.o */\n");
     CompileResult r = compile_one(cc_, {src, exe});
     check_room(r, cc_.command);
     if (!r.ok) throw Error("the peak loop does not compile: " + r.log.substr(0, r.log.find('\n')));
@@ -399,7 +413,11 @@ double Runner::peak_gflops() {
       continue;
     }
     const double median = j.value("median_s", 0.0);
-    if (j.value("status", "") == "ok" && median > 0) return peak_flops(isa_, iters) / median * 1e-9;
+    if (j.value("status", "") == "ok" && median > 0) {
+      const double g = peak_flops(isa_, iters) / median * 1e-9;
+      if (reference_gflops_ <= 0) reference_gflops_ = g;
+      return g;
+    }
     last = j.value("detail", line);
   }
   throw Error(fmt::format("the peak loop failed on CPU {}{} ({}); check that {} runs on this CPU",

@@ -1,5 +1,7 @@
 #include "convtune/offline/peak.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace convtune {
@@ -34,6 +36,10 @@ std::string emit_peak_source(const Isa& isa) {
 
 double peak_flops(const Isa& isa, long iters) {
   return 2.0 * isa.lanes * isa.peak_accumulators * double(iters);
+}
+
+long probe_iters(const Isa& isa, double reference_gflops) {
+  return std::max(1000L, long(0.5e-3 * reference_gflops * 1e9 / peak_flops(isa, 1)));
 }
 
 }  // namespace convtune

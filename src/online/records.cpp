@@ -25,6 +25,10 @@ nlohmann::json Record::to_json() const {
   if (!detail.empty()) j["detail"] = detail;
   j["seconds"] = seconds;
   j["samples"] = samples;
+  if (probe_gflops > 0) {
+    j["wall_seconds"] = wall_seconds;
+    j["probe_gflops"] = probe_gflops;
+  }
   j["gflops"] = gflops;
   j["real_gflops"] = real_gflops;
   j["percent_peak"] = percent_peak;
@@ -79,6 +83,8 @@ Record Record::from_json(const nlohmann::json& j) {
   r.detail = text(j, "detail");
   r.seconds = number(j, "seconds");
   r.samples = array_of<double>(j, "samples", &json::is_number, "numbers");
+  r.wall_seconds = j.contains("wall_seconds") ? number(j, "wall_seconds") : r.seconds;
+  r.probe_gflops = number(j, "probe_gflops");
   r.real_gflops = number(j, "real_gflops");
   r.percent_peak = number(j, "percent_peak");
   r.peak_gflops = number(j, "peak_gflops");

@@ -307,6 +307,8 @@ TuneResult run_tune(const TuneOptions& opt) {
         r.detail = rr.detail;
         r.seconds = rr.seconds;
         r.samples = rr.samples;
+        r.wall_seconds = rr.wall_seconds;
+        if (!rr.probe_gflops.empty()) r.probe_gflops = median(rr.probe_gflops);
         r.counters = rr.counters;
         r.counter_names = rr.counter_names;
         if (rr.status == "ok") {

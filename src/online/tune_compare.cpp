@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -10,11 +11,13 @@
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
+#include "convtune/execution/clock_probe.h"
 #include "convtune/execution/subprocess.h"
 
 namespace convtune {
 
-int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads, Epilogue epilogue) {
+int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads, Epilogue epilogue,
+                 const std::string& isa, double reference_gflops) {
   nlohmann::json j;
   try {
     pin_to_cpus(measuring_cpus(cpu, threads));  // before oneDNN starts its OpenMP threads: they inherit the set
@@ -25,8 +28,11 @@ int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int thr
     dn->run();
     std::string err = check_output(p, dn->output(), "oneDNN", "check the libdnnl installation");
     if (!err.empty()) throw Error(err);
-    Timing t = time_calls([&] { dn->run(); }, TimingProtocol{min_ms, repeat, 1});
-    j = {{"status", "ok"}, {"median_s", t.median_s}, {"impl", dn->impl()}};
+    std::unique_ptr<ClockProbe> probe;
+    if (reference_gflops > 0) probe = std::make_unique<ClockProbe>(load_isa(isa), reference_gflops);
+    Timing t = time_calls([&] { dn->run(); }, TimingProtocol{min_ms, repeat, 1, probe ? probe->call() : nullptr});
+    const double seconds = probe ? median(probe->at_reference(t, nullptr)) : t.median_s;
+    j = {{"status", "ok"}, {"median_s", seconds}, {"impl", dn->impl()}};
   } catch (const std::exception& e) {
     j = {{"status", "error"}, {"detail", e.what()}};
   }
@@ -44,7 +50,8 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(),
                              "--cpu", std::to_string(cpu), "--min-repeat-ms", fmt::format("{}", o.min_repeat_ms),
                              "--repeat", std::to_string(o.repeat), "--threads", std::to_string(o.threads),
-                             "--epilogue", to_string(r.epilogue)},
+                             "--epilogue", to_string(r.epilogue), "--arch", o.isa, "--reference-gflops",
+                             fmt::format("{}", r.emulated ? 0.0 : r.peak_gflops / o.threads)},
                             limit);
   std::string last;
   for (const auto& line : pr.lines) {

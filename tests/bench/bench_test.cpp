@@ -185,6 +185,16 @@ TEST(Bench, EpilogueEndToEnd) {
     if (j[lib].contains("missing")) continue;
     std::vector<double> v = j[lib]["samples"].get<std::vector<double>>();
     ASSERT_EQ(v.size(), 3u) << lib;
+    // Each sample with the clock probe's speed beside it: wall time = sample x reference / probe.
+    const std::vector<double> probe = j[lib]["probe_gflops"].get<std::vector<double>>();
+    ASSERT_EQ(probe.size(), 3u) << lib;
+    std::vector<double> wall;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GT(probe[i], 0) << lib;
+      wall.push_back(v[i] * j["peak_gflops"].get<double>() / probe[i]);
+    }
+    std::sort(wall.begin(), wall.end());
+    EXPECT_NEAR(j[lib]["wall_seconds"].get<double>(), wall[1], 1e-9 * wall[1]) << lib;
     std::sort(v.begin(), v.end());
     EXPECT_DOUBLE_EQ(j[lib]["seconds"].get<double>(), v[1]) << lib;
   }

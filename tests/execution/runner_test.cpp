@@ -30,6 +30,21 @@ TEST(DriverProtocol, OkWithCounters) {
   EXPECT_EQ(r.detail, "");
 }
 
+TEST(DriverProtocol, ProbeTimesComeOnePerSample) {
+  RunResult r = conv_result(exited(0, {R"({"status":"ok","median_s":0.002,"samples":[0.002,0.003],)"
+                                       R"("probe_s":[0.0005,0.0006],"calls_per_sample":4,"counters":[],)"
+                                       R"("counter_names":"none"})"}),
+                            10);
+  EXPECT_EQ(r.status, "ok") << r.detail;
+  EXPECT_EQ(r.probe_s, (std::vector<double>{0.0005, 0.0006}));
+  EXPECT_DOUBLE_EQ(r.wall_seconds, 0.002);
+  const std::string torn = R"({"status":"ok","median_s":0.002,"samples":[0.002,0.003],"probe_s":[0.0005],)"
+                           R"("calls_per_sample":4,"counters":[],"counter_names":"none"})";
+  r = conv_result(exited(0, {torn}), 10);
+  EXPECT_EQ(r.status, "crash");
+  EXPECT_EQ(r.detail, "the driver reported an unreadable result: " + torn);
+}
+
 TEST(DriverProtocol, FailuresCarryTheirReason) {
   RunResult r = conv_result(
       exited(0, {R"x({"status":"wrong_result","detail":"output element 7 differs from the reference by 1 (tolerance 0.01)"})x"}),
@@ -96,10 +111,32 @@ TEST(DriverProtocol, RealExecutables) {
     return td.file(name);
   };
   const TimingProtocol quick{0.1, 1, 0};
-  RunResult r = runner.run_conv(build("right", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k];"), quick, 10);
+  const std::string right = build("right", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k];");
+  RunResult r = runner.run_conv(right, quick, 10);
   EXPECT_EQ(r.status, "ok") << r.detail;
   EXPECT_GT(r.seconds, 0);
   EXPECT_EQ(r.samples.size(), 1u);
+  EXPECT_TRUE(r.probe_gflops.empty());  // no reference speed yet: no clock probe
+  EXPECT_EQ(r.seconds, r.wall_seconds);
+  // Once the peak is measured, each sample carries the probe's speed and is
+  // brought to the reference speed: wall time x probe speed / reference.
+  const double ref = runner.peak_gflops();
+  ASSERT_GT(ref, 0);
+  EXPECT_EQ(runner.reference_gflops(), ref);
+  r = runner.run_conv(right, TimingProtocol{5, 3, 0}, 10);
+  EXPECT_EQ(r.status, "ok") << r.detail;
+  ASSERT_EQ(r.probe_gflops.size(), 3u);
+  ASSERT_EQ(r.probe_s.size(), 3u);
+  std::vector<double> wall;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(r.probe_gflops[i], 0.25 * ref);  // the same peak loop: near the peak
+    EXPECT_LT(r.probe_gflops[i], 4 * ref);
+    wall.push_back(r.samples[i] * ref / r.probe_gflops[i]);
+  }
+  EXPECT_DOUBLE_EQ(r.seconds, median(r.samples));
+  EXPECT_DOUBLE_EQ(r.wall_seconds, median(wall));
+  runner.peak_gflops();  // a second peak does not move the reference
+  EXPECT_EQ(runner.reference_gflops(), ref);
   r = runner.run_conv(build("wrong", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k] + (k == 5);"), quick, 10);
   EXPECT_EQ(r.status, "wrong_result");
   EXPECT_EQ(r.detail.rfind("output element 5 differs from the reference by 1 (tolerance ", 0), 0u) << r.detail;

@@ -55,6 +55,16 @@ TEST(Records, RoundTripThroughTheLog) {
   fused.epilogue = Epilogue::bias_relu6;
   EXPECT_EQ(fused.to_json()["epilogue"], "bias,relu6");
   EXPECT_EQ(Record::from_json(fused.to_json()).epilogue, Epilogue::bias_relu6);
+  // The clock probe's figures: written when probed; an old record's wall time is its time.
+  EXPECT_FALSE(sample(3).to_json().contains("probe_gflops"));
+  EXPECT_EQ(Record::from_json(sample(3).to_json()).wall_seconds, sample(3).seconds);
+  Record probed = sample(3);
+  probed.wall_seconds = 0.0012;
+  probed.probe_gflops = 150;
+  const Record back = Record::from_json(probed.to_json());
+  EXPECT_EQ(back.wall_seconds, 0.0012);
+  EXPECT_EQ(back.probe_gflops, 150);
+  EXPECT_EQ(back.seconds, probed.seconds);
   EXPECT_TRUE(read_log(td.file("none.jsonl")).records.empty());  // no log yet
   EXPECT_TRUE(read_log("/dev/null").records.empty());            // not a regular file: nothing to read
 }

@@ -6,19 +6,24 @@
 // time_calls is its C++ face for what convtune times in-process (bench).
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace convtune {
 
 struct TimingProtocol {
-  double min_ms = 100;  // one measurement lasts at least this long
-  int repeat = 5;       // measurements kept
-  int discard = 1;      // measurements thrown away first
+  TimingProtocol(double min_ms_ = 100, int repeat_ = 5, int discard_ = 1, std::function<void()> probe_ = {})
+      : min_ms(min_ms_), repeat(repeat_), discard(discard_), probe(std::move(probe_)) {}
+  double min_ms;                // one measurement lasts at least this long
+  int repeat;                   // measurements kept
+  int discard;                  // measurements thrown away first
+  std::function<void()> probe;  // the clock probe (timing.h ct_protocol), or empty
 };
 
 struct Timing {
   double median_s = 0;                // per call
   std::vector<double> samples_s;      // per call, kept measurements
+  std::vector<double> probe_s;        // per probe, beside each kept measurement (empty: no probe)
   int64_t calls_per_sample = 0;
   std::vector<long long> counters;    // summed over kept samples (may be empty)
 };
@@ -30,5 +35,12 @@ Timing time_calls(const std::function<void()>& call, const TimingProtocol& p,
                   Counters* counters = nullptr);
 
 double median(std::vector<double> v);
+
+/// Wall-clock samples brought to the speed `reference_gflops`: each one times
+/// the probe's speed beside it over the reference. The same kernel timed at
+/// two speeds of the VM gives the same figure; its GFLOP/s over the reference
+/// is its fraction of the momentary peak.
+std::vector<double> at_reference(const std::vector<double>& wall_s, const std::vector<double>& probe_gflops,
+                                 double reference_gflops);
 
 }  // namespace convtune

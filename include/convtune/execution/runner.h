@@ -50,8 +50,11 @@ double reference_point(const ProblemData& p, int64_t index);
 struct RunResult {
   std::string status = "crash";  // ok | wrong_result | crash | timeout | load_error
   std::string detail;            // why, for anything but ok
-  double seconds = 0;            // median time per call
-  std::vector<double> samples;   // kept measurements, seconds per call
+  double seconds = 0;            // median time per call; with a clock probe, at the reference speed
+  std::vector<double> samples;   // kept measurements, seconds per call (likewise)
+  double wall_seconds = 0;       // median wall-clock time per call, as measured
+  std::vector<double> probe_s;   // the clock probe's seconds beside each sample (empty: no probe)
+  std::vector<double> probe_gflops;  // the same as the probe's speed (Runner::run_conv fills it)
   std::vector<long long> counters;
   std::string counter_names;     // "none: ..." when absent
 };
@@ -110,6 +113,10 @@ class Runner {
   void set_problem(const ProblemData& p);
   /// Verifies a built convolution at the problem's check points, then times
   /// it; killed when verifying or a measurement takes longer than timeout_s.
+  /// Natively, once peak_gflops() has run, every sample comes with the clock
+  /// probe (the peak loop, timing.h) and the result's seconds are those at the
+  /// first measured peak (measure.h at_reference): kernels timed at different
+  /// moments then rank by their speed, not by the VM's.
   RunResult run_conv(const std::string& exe, const TimingProtocol& protocol, double timeout_s) const;
 
   /// For i in todo, checks ct_profile_fns[i - base] of a built unit against
@@ -121,9 +128,12 @@ class Runner {
                     const TimingProtocol& protocol,
                     const std::function<void(size_t, const UkMeasured&)>& done) const;
 
-  /// The peak loop (peak.h), built once: its median GFLOP/s on one core (the
-  /// highest CPU of the set). Throws Error when it does not build or run.
+  /// The peak loop (peak.h), linked into every executable: its median
+  /// GFLOP/s on one core (the highest CPU of the set); the first becomes the
+  /// reference of run_conv's clock probe. Throws Error when it does not run.
   double peak_gflops();
+  /// The first peak_gflops() result (0 before it).
+  double reference_gflops() const { return reference_gflops_; }
   /// The CPUs executables pin themselves to (empty: not pinned).
   const std::vector<int>& cpus() const { return cpus_; }
 
@@ -136,6 +146,7 @@ class Runner {
   std::string dir_;
   Compiler cc_;  // link_flags add the driver
   std::string peak_exe_, data_file_;
+  double reference_gflops_ = 0;
 };
 
 /// Builds one generated convolution (C file defining `symbol`, compiled with

@@ -15,4 +15,9 @@ std::string emit_peak_source(const Isa& isa);
 /// Flops done by ct_peak(iters).
 double peak_flops(const Isa& isa, long iters);
 
+/// Iterations of ct_peak for the clock probe (microkernels/timing.h): about
+/// half a millisecond at `reference_gflops`, a twentieth of a 100 ms
+/// measurement's ten chunks.
+long probe_iters(const Isa& isa, double reference_gflops);
+
 }  // namespace convtune

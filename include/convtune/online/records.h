@@ -26,8 +26,10 @@ struct Record {
   int64_t trial = 0;     // 0-based index in this log
   std::string status;    // ok | compile_error | wrong_result | crash | timeout | load_error
   std::string detail;
-  double seconds = 0;    // median per call
+  double seconds = 0;    // median per call; with a clock probe at the peak_gflops speed (runner.h run_conv)
   std::vector<double> samples;
+  double wall_seconds = 0;   // median wall-clock time per call; written when it differs from seconds
+  double probe_gflops = 0;   // the clock probe's median speed beside the samples; written when probed
   double gflops = 0;     // nominal FLOPs / seconds
   double real_gflops = 0;  // multiply-adds not on padding / seconds
   double percent_peak = 0;

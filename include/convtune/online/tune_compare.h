@@ -28,9 +28,11 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 /// `threads` CPUs of measuring_cpus(cpu, threads), runs oneDNN on that many OpenMP threads,
 /// checks it against the reference, times it and prints one JSON line,
 /// {"status":"ok","median_s":..,"impl":".."} or {"status":"error","detail":".."}.
+/// With reference_gflops > 0 it times with `isa`'s clock probe, and median_s
+/// is at that speed, as the tune's candidates (runner.h run_conv).
 /// Returns the exit code.
 int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int threads = 1,
-                 Epilogue epilogue = Epilogue::none);
+                 Epilogue epilogue = Epilogue::none, const std::string& isa = "", double reference_gflops = 0);
 
 /// One line for tune's summary ("" when oneDNN is not in this build).
 std::string onednn_text(const OnednnComparison& c, double peak_gflops);

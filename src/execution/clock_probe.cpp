@@ -1,0 +1,39 @@
+// The clock probe in convtune's own process (clock_probe.h).
+#include "convtune/execution/clock_probe.h"
+
+#include <fmt/format.h>
+
+#include "convtune/core/error.h"
+#include "convtune/core/files.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/offline/peak.h"
+
+namespace convtune {
+
+ClockProbe::ClockProbe(const Isa& isa, double reference_gflops)
+    : isa_(isa), reference_(reference_gflops), iters_(probe_iters(isa, reference_gflops)), wd_("probe") {
+  const std::string src = wd_.path() + "/probe.c", so = wd_.path() + "/probe.so";
+  write_work_file(src, emit_peak_source(isa));
+  CompileResult built = compile_one(Compiler::from_env(isa.cflags), {src, so});
+  if (!built.ok)
+    throw Error(fmt::format("the peak loop (the clock probe) does not compile ({}); set CC to a working C compiler",
+                            built.log.substr(0, built.log.find('\n'))));
+  lib_ = std::make_unique<DynLib>(so);
+  peak_ = reinterpret_cast<double (*)(long, const float*)>(lib_->symbol("ct_peak"));
+}
+
+std::function<void()> ClockProbe::call() {
+  return [this] {
+    static const float seed[3] = {0.999999f, 1e-7f, 0.5f};  // as the driver's peak loop
+    sink_ = sink_ + peak_(iters_, seed);
+  };
+}
+
+std::vector<double> ClockProbe::at_reference(const Timing& t, std::vector<double>* probe_gflops) const {
+  std::vector<double> g;
+  for (double p : t.probe_s) g.push_back(peak_flops(isa_, iters_) / p * 1e-9);
+  if (probe_gflops) probe_gflops->insert(probe_gflops->end(), g.begin(), g.end());
+  return convtune::at_reference(t.samples_s, g, reference_);
+}
+
+}  // namespace convtune

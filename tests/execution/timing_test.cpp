@@ -1,0 +1,105 @@
+// The one timing protocol (microkernels/timing.c) on a simulated clock: the
+// calls and the clock probe each advance it by a known amount.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "convtune/execution/measure.h"
+#include "timing.h"
+
+namespace convtune {
+namespace {
+
+struct Sim {
+  int64_t now = 0;
+  int64_t call_ns = 1000;    // one call
+  int64_t probe_ns = 200;    // one probe
+  int64_t calls = 0, probes = 0;
+  int64_t counted_from = 0;  // calls when the counters started
+  std::vector<int64_t> calls_at_probe;
+};
+
+int64_t sim_now(void* env) { return static_cast<Sim*>(env)->now; }
+void sim_call(void* env) {
+  Sim* s = static_cast<Sim*>(env);
+  s->now += s->call_ns;
+  ++s->calls;
+}
+void sim_probe(void* env) {
+  Sim* s = static_cast<Sim*>(env);
+  s->now += s->probe_ns;
+  ++s->probes;
+  s->calls_at_probe.push_back(s->calls);
+}
+void sim_start(void* env) { static_cast<Sim*>(env)->counted_from = static_cast<Sim*>(env)->calls; }
+int sim_stop(void* env, long long* v) {
+  v[0] = static_cast<Sim*>(env)->calls - static_cast<Sim*>(env)->counted_from;  // calls since the start
+  return 1;
+}
+
+TEST(TimingProtocol, ProbeChunksEveryMeasurementAndStaysOutOfTheCallTimes) {
+  Sim s;
+  ct_clock clock{sim_now, sim_start, sim_stop, &s};
+  ct_protocol p{1.0, 3, 1, sim_probe, &s};  // 1 ms: 1000 calls of 1 us
+  double samples[3], probes[3];
+  ct_timing t{};
+  t.samples_s = samples;
+  t.probe_s = probes;
+  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  ASSERT_EQ(t.n_samples, 3);
+  ASSERT_GE(t.calls_per_sample, CT_PROBE_CHUNKS);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(samples[i], 1e-6) << i;  // the calls' time only
+    EXPECT_DOUBLE_EQ(probes[i], 2e-7) << i;   // per probe
+  }
+  EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
+  // Four measurements (one discarded), ten probes each, none during calibration.
+  EXPECT_EQ(s.probes, 4 * CT_PROBE_CHUNKS);
+  // The probes split each measurement's calls into even chunks.
+  const int64_t before = s.calls - 4 * t.calls_per_sample;  // warm-up and calibration
+  for (int m = 0; m < 4; ++m)
+    for (int c = 0; c < CT_PROBE_CHUNKS; ++c)
+      EXPECT_EQ(s.calls_at_probe[size_t(m * CT_PROBE_CHUNKS + c)],
+                before + m * t.calls_per_sample + t.calls_per_sample * c / CT_PROBE_CHUNKS);
+  // The counters covered the kept measurements' calls, not the probes.
+  ASSERT_EQ(t.n_counters, 1);
+  EXPECT_EQ(t.counters[0], 3 * t.calls_per_sample);
+}
+
+TEST(TimingProtocol, WithoutAProbeOneChunk) {
+  Sim s;
+  ct_clock clock{sim_now, nullptr, nullptr, &s};
+  ct_protocol p{1.0, 2, 0, nullptr, nullptr};
+  double samples[2];
+  ct_timing t{};
+  t.samples_s = samples;
+  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  EXPECT_EQ(s.probes, 0);
+  EXPECT_EQ(t.n_samples, 2);
+  EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
+}
+
+TEST(TimingProtocol, FewerCallsThanChunksProbeBeforeEachCall) {
+  Sim s;
+  s.call_ns = 5000000;  // 5 ms: one call lasts the 1 ms measurement
+  ct_clock clock{sim_now, nullptr, nullptr, &s};
+  ct_protocol p{1.0, 1, 0, sim_probe, &s};
+  double samples[1], probes[1];
+  ct_timing t{};
+  t.samples_s = samples;
+  t.probe_s = probes;
+  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  EXPECT_EQ(t.calls_per_sample, 1);
+  EXPECT_EQ(s.probes, 1);
+  EXPECT_DOUBLE_EQ(samples[0], 5e-3);
+  EXPECT_DOUBLE_EQ(probes[0], 2e-7);
+}
+
+TEST(TimingProtocol, AtReferenceScalesEachSampleByItsProbe) {
+  // The same kernel at two speeds of the VM: one figure at the reference speed.
+  EXPECT_EQ(at_reference({2e-3, 4e-3}, {200, 100}, 200), (std::vector<double>{2e-3, 2e-3}));
+  EXPECT_EQ(at_reference({2e-3}, {}, 200), (std::vector<double>{2e-3}));  // no probe: unchanged
+}
+
+}  // namespace
+}  // namespace convtune
