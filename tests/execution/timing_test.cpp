@@ -37,15 +37,25 @@ int sim_stop(void* env, long long* v) {
   return 1;
 }
 
+// Times sim_call under {1 ms, repeat, discard}, with the probe and the
+// counters when asked; samples and probes get `repeat` values each.
+ct_timing run(Sim& s, int repeat, int discard, bool probe, bool counted, std::vector<double>& samples,
+              std::vector<double>& probes) {
+  ct_clock clock{sim_now, counted ? sim_start : nullptr, counted ? sim_stop : nullptr, &s};
+  ct_protocol p{1.0, repeat, discard, probe ? sim_probe : nullptr, &s};
+  samples.assign(size_t(repeat), -1);
+  probes.assign(size_t(repeat), -1);
+  ct_timing t{};
+  t.samples_s = samples.data();
+  t.probe_s = probe ? probes.data() : nullptr;
+  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  return t;
+}
+
 TEST(TimingProtocol, ProbeChunksEveryMeasurementAndStaysOutOfTheCallTimes) {
   Sim s;
-  ct_clock clock{sim_now, sim_start, sim_stop, &s};
-  ct_protocol p{1.0, 3, 1, sim_probe, &s};  // 1 ms: 1000 calls of 1 us
-  double samples[3], probes[3];
-  ct_timing t{};
-  t.samples_s = samples;
-  t.probe_s = probes;
-  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  std::vector<double> samples, probes;
+  const ct_timing t = run(s, 3, 1, true, true, samples, probes);  // 1 ms: 1000 calls of 1 us
   ASSERT_EQ(t.n_samples, 3);
   ASSERT_GE(t.calls_per_sample, CT_PROBE_CHUNKS);
   for (int i = 0; i < 3; ++i) {
@@ -68,13 +78,10 @@ TEST(TimingProtocol, ProbeChunksEveryMeasurementAndStaysOutOfTheCallTimes) {
 
 TEST(TimingProtocol, WithoutAProbeOneChunk) {
   Sim s;
-  ct_clock clock{sim_now, nullptr, nullptr, &s};
-  ct_protocol p{1.0, 2, 0, nullptr, nullptr};
-  double samples[2];
-  ct_timing t{};
-  t.samples_s = samples;
-  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  std::vector<double> samples, probes;
+  const ct_timing t = run(s, 2, 0, false, false, samples, probes);
   EXPECT_EQ(s.probes, 0);
+  EXPECT_EQ(probes, (std::vector<double>{-1, -1}));  // untouched
   EXPECT_EQ(t.n_samples, 2);
   EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
 }
@@ -82,13 +89,8 @@ TEST(TimingProtocol, WithoutAProbeOneChunk) {
 TEST(TimingProtocol, FewerCallsThanChunksProbeBeforeEachCall) {
   Sim s;
   s.call_ns = 5000000;  // 5 ms: one call lasts the 1 ms measurement
-  ct_clock clock{sim_now, nullptr, nullptr, &s};
-  ct_protocol p{1.0, 1, 0, sim_probe, &s};
-  double samples[1], probes[1];
-  ct_timing t{};
-  t.samples_s = samples;
-  t.probe_s = probes;
-  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  std::vector<double> samples, probes;
+  const ct_timing t = run(s, 1, 0, true, false, samples, probes);
   EXPECT_EQ(t.calls_per_sample, 1);
   EXPECT_EQ(s.probes, 1);
   EXPECT_DOUBLE_EQ(samples[0], 5e-3);
