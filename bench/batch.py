@@ -125,7 +125,9 @@ def markdown(rows, trials):
         out += [f"### {net}", "",
                 f"{rs[0]['machine']}, CPU {rs[0]['cpu']}, measured peak {peak:.1f} GFLOP/s (median over layers), "
                 f"{rs[0]['date']}. Cells: % of peak / ms (nominal FLOP, padding taps counted); real-MAC %: only the "
-                "multiply-adds not on zero padding, as % of peak. convtune best of 20 comes from the tuning log; best of N, "
+                "multiply-adds not on zero padding, as % of peak. Times are at the measured peak's speed: each "
+                "measurement is scaled by the speed of the peak loop timed beside it (the clock probe), so a % of peak "
+                "is a share of the momentary peak. convtune best of 20 comes from the tuning log; best of N, "
                 "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
                 f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "

@@ -21,6 +21,17 @@ double ct_median(const double *v, int n) {
   return m;
 }
 
+/* One probe: the first call absorbs a change of power license or clock that
+   the calls before it leave (after AVX2 code an AVX-512 probe ran up to 5 %
+   slower, bench/results/xeon-abc68d6-100/README.md); the second is timed. */
+static double probe_once(const ct_protocol *p, const ct_clock *clock) {
+  int64_t a;
+  p->probe(p->probe_ctx);
+  a = clock->now_ns(clock->env);
+  p->probe(p->probe_ctx);
+  return (double)(clock->now_ns(clock->env) - a) * 1e-9;
+}
+
 void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const ct_clock *clock, ct_timing *out) {
   const double target = p->min_ms * 1e-3;
   const int repeat = p->repeat < 1 ? 1 : p->repeat;
@@ -53,17 +64,14 @@ void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const 
     const int keep = rep >= p->discard;
     const int counted = keep && clock->counters_start && clock->counters_stop;
     /* Without a probe one chunk; with one, the calls split evenly into
-       chunks, each after one probe. */
+       chunks with a probe before each and after the last, so that even a
+       single call is bracketed. */
     const int64_t chunks = !p->probe ? 1 : n < CT_PROBE_CHUNKS ? n : CT_PROBE_CHUNKS;
     double calls_s = 0, probe_s = 0;
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t calls = n * (c + 1) / chunks - n * c / chunks;
       int64_t a;
-      if (p->probe) {
-        a = clock->now_ns(clock->env);
-        p->probe(p->probe_ctx);
-        probe_s += (double)(clock->now_ns(clock->env) - a) * 1e-9;
-      }
+      if (p->probe) probe_s += probe_once(p, clock);
       if (counted) clock->counters_start(clock->env);
       a = clock->now_ns(clock->env);
       for (int64_t i = 0; i < calls; ++i) call(ctx);
@@ -75,8 +83,9 @@ void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const 
         if (got > out->n_counters) out->n_counters = got;
       }
     }
+    if (p->probe) probe_s += probe_once(p, clock);
     if (keep) {
-      if (out->probe_s) out->probe_s[out->n_samples] = probe_s / (double)chunks;
+      if (out->probe_s) out->probe_s[out->n_samples] = probe_s / (double)(chunks + 1);
       out->samples_s[out->n_samples++] = calls_s / (double)n;
     }
   }

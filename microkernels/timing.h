@@ -19,7 +19,8 @@ typedef struct {
   int repeat;    /* measurements kept (at least 1) */
   int discard;   /* measurements thrown away first */
   /* The clock probe, or NULL: fixed work (the ISA's peak FMA loop, peak.h)
-     timed before each of CT_PROBE_CHUNKS chunks of every measurement. The
+     timed before each of CT_PROBE_CHUNKS chunks of every measurement and
+     after the last one, each time after an untimed call of its own. The
      speed of these VMs moves by up to a third within 0.1 s (a neighbour, the
      clock between 3.5 and 4.5 GHz); a probe interleaved with the calls sees
      the same moments, so kernel time over probe time ranks kernels measured
@@ -41,8 +42,8 @@ typedef struct {
 typedef struct {
   double median_s;           /* per call */
   double *samples_s;         /* the caller's array of `repeat` entries: per call, kept measurements */
-  double *probe_s;           /* the caller's array of `repeat` entries or NULL: per probe, beside each kept
-                                measurement (0 without a probe) */
+  double *probe_s;           /* the caller's array of `repeat` entries or NULL: per timed probe call, the
+                                mean beside each kept measurement (0 without a probe) */
   int n_samples;
   int64_t calls_per_sample;
   long long counters[CT_MAX_COUNTERS]; /* summed over the kept measurements */

@@ -39,7 +39,7 @@ double peak_flops(const Isa& isa, long iters) {
 }
 
 long probe_iters(const Isa& isa, double reference_gflops) {
-  return std::max(1000L, long(0.5e-3 * reference_gflops * 1e9 / peak_flops(isa, 1)));
+  return std::max(1000L, long(0.25e-3 * reference_gflops * 1e9 / peak_flops(isa, 1)));
 }
 
 }  // namespace convtune

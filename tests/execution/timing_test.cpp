@@ -63,14 +63,18 @@ TEST(TimingProtocol, ProbeChunksEveryMeasurementAndStaysOutOfTheCallTimes) {
     EXPECT_DOUBLE_EQ(probes[i], 2e-7) << i;   // per probe
   }
   EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
-  // Four measurements (one discarded), ten probes each, none during calibration.
-  EXPECT_EQ(s.probes, 4 * CT_PROBE_CHUNKS);
+  // Four measurements (one discarded), eleven probes each (before every
+  // chunk and after the last), each an untimed and a timed call; none during
+  // calibration.
+  const int per = 2 * (CT_PROBE_CHUNKS + 1);
+  EXPECT_EQ(s.probes, 4 * per);
   // The probes split each measurement's calls into even chunks.
   const int64_t before = s.calls - 4 * t.calls_per_sample;  // warm-up and calibration
   for (int m = 0; m < 4; ++m)
-    for (int c = 0; c < CT_PROBE_CHUNKS; ++c)
-      EXPECT_EQ(s.calls_at_probe[size_t(m * CT_PROBE_CHUNKS + c)],
-                before + m * t.calls_per_sample + t.calls_per_sample * c / CT_PROBE_CHUNKS);
+    for (int c = 0; c <= CT_PROBE_CHUNKS; ++c)
+      for (int twice = 0; twice < 2; ++twice)
+        EXPECT_EQ(s.calls_at_probe[size_t(m * per + 2 * c + twice)],
+                  before + m * t.calls_per_sample + t.calls_per_sample * c / CT_PROBE_CHUNKS);
   // The counters covered the kept measurements' calls, not the probes.
   ASSERT_EQ(t.n_counters, 1);
   EXPECT_EQ(t.counters[0], 3 * t.calls_per_sample);
@@ -86,13 +90,14 @@ TEST(TimingProtocol, WithoutAProbeOneChunk) {
   EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
 }
 
-TEST(TimingProtocol, FewerCallsThanChunksProbeBeforeEachCall) {
+TEST(TimingProtocol, FewerCallsThanChunksBracketEachCall) {
   Sim s;
   s.call_ns = 5000000;  // 5 ms: one call lasts the 1 ms measurement
   std::vector<double> samples, probes;
   const ct_timing t = run(s, 1, 0, true, false, samples, probes);
   EXPECT_EQ(t.calls_per_sample, 1);
-  EXPECT_EQ(s.probes, 1);
+  EXPECT_EQ(s.probes, 4);  // the one call bracketed: two probes of two calls
+  EXPECT_EQ(s.calls_at_probe, (std::vector<int64_t>{s.calls - 1, s.calls - 1, s.calls, s.calls}));
   EXPECT_DOUBLE_EQ(samples[0], 5e-3);
   EXPECT_DOUBLE_EQ(probes[0], 2e-7);
 }
