@@ -29,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac",
            "trials", "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct",
            "convtune_ms", "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl",
-           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops", "cpu", "machine", "date", "config"]
+           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops", "cpu", "machine", "date", "config"]
 
 
 fail = benchlib.make_fail("batch")
@@ -105,6 +105,9 @@ def row_for(a, net, name, sel, trials):
         if col != "convtune":
             r[col + "_impl"] = e.get("impl", "missing")
     r["ratio_convtune_onednn"] = b.get("ratio_convtune_onednn") or float("nan")
+    # The same ratio from wall-clock times, before the clock probe's scaling.
+    walls = [(b.get(k) or {}).get("wall_seconds") for k in ("onednn", "convtune")]
+    r["ratio_wall"] = walls[0] / walls[1] if all(walls) else float("nan")
     return r
 
 
@@ -131,15 +134,16 @@ def markdown(rows, trials):
                 "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
                 f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
-                "| oneDNN impl | BLAS core |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| wall-clock convtune/oneDNN | oneDNN impl | BLAS core |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
                        f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
                                     for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
                        + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
-                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {r['onednn_impl']} | {r['blas_impl']} |")
+                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {fmt(r['ratio_wall'], '.2f')}"
+                       + f" | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
 
         def wavg(c):
@@ -149,13 +153,16 @@ def markdown(rows, trials):
         def total_ms(c):
             return sum(r[c + "_ms"] for r in rs)
 
-        ratios = [r["ratio_convtune_onednn"] for r in rs if not math.isnan(r["ratio_convtune_onednn"])]
-        geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+        def geomean(c):
+            v = [r[c] for r in rs if not math.isnan(r[c])]
+            return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
+
         cells = " | ".join(f"**{fmt(wavg(c))}** / {fmt_small(total_ms(c))}"
                            for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
         out += [f"| **FLOP-weighted average** / total ms | | {fmt_small(tot)} | | | {cells} | "
                 f"**{fmt(wavg('convtune_real'))}** | **{fmt(wavg('onednn_real'))}** | "
-                f"geomean **{fmt(geo, '.2f')}** | | |", ""]
+                f"geomean **{fmt(geomean('ratio_convtune_onednn'), '.2f')}** | "
+                f"geomean {fmt(geomean('ratio_wall'), '.2f')} | | |", ""]
     return "\n".join(out) + "\n"
 
 

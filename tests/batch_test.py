@@ -4,6 +4,7 @@ and fast timing, resumed once, then the figures from its outputs.
 usage: tests/batch_test.py CONVTUNE_BINARY   (exit 77 = skipped)
 """
 import csv
+import json
 import os
 import re
 import subprocess
@@ -60,12 +61,18 @@ def main():
                 check(float(r[col]) > 0, f"{r['layer']}: {col} = {r[col]}")
             check(r["onednn_impl"] and r["blas_impl"], f"{r['layer']}: baseline names missing")
             check(r["onednn_impl"] == "missing" or float(r["ratio_convtune_onednn"]) > 0, "ratio")
+            # The wall-clock ratio is the bench's own: oneDNN's wall time over convtune's.
+            with open(os.path.join(out, "bench", r["layer"] + ".json")) as f:
+                b = json.load(f)
+            if r["onednn_impl"] != "missing":
+                want = b["onednn"]["wall_seconds"] / b["convtune"]["wall_seconds"]
+                check(abs(float(r["ratio_wall"]) - want) <= 1e-9 * want, f"{r['layer']}: ratio_wall {r['ratio_wall']}")
         check(rows[0]["K"] == "32" and rows[1]["R"] == "1", "shape columns")
         check(float(rows[0]["real_frac"]) < 1 and float(rows[1]["real_frac"]) == 1, "real MAC fraction")
         with open(os.path.join(out, "tiny.md")) as f:
             md = f.read()
         for text in ("### tiny", "| tiny-0 | 32,16,8,3,1,1 |", "| tiny-1 | 16,8,6,1,1,0 |", "FLOP-weighted average",
-                     "geomean", "convtune best of N (N=3)"):
+                     "geomean", "convtune best of N (N=3)", "wall-clock convtune/oneDNN"):
             check(text in md, f"Markdown lacks {text!r}:\n{md}")
         # --bench-only: the same kernels benched again, with no trial and no
         # finalist re-measure (the log and finalists.json stay as they were).
