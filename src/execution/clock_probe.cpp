@@ -30,8 +30,7 @@ std::function<void()> ClockProbe::call() {
 }
 
 std::vector<double> ClockProbe::at_reference(const Timing& t, std::vector<double>* probe_gflops) const {
-  std::vector<double> g;
-  for (double p : t.probe_s) g.push_back(peak_flops(isa_, iters_) / p * 1e-9);
+  const std::vector<double> g = convtune::probe_gflops(isa_, iters_, t.probe_s);
   if (probe_gflops) probe_gflops->insert(probe_gflops->end(), g.begin(), g.end());
   return convtune::at_reference(t.samples_s, g, reference_);
 }

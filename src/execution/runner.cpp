@@ -325,7 +325,7 @@ RunResult Runner::run_conv(const std::string& exe, const TimingProtocol& protoco
       emulated_ ? (protocol.discard + protocol.repeat + 3) * (timeout_s + protocol.min_ms * 1e-3) : timeout_s;
   RunResult r = conv_result(run_lines(argv, idle), idle);
   if (r.status == "ok" && !r.probe_s.empty()) {
-    for (double p : r.probe_s) r.probe_gflops.push_back(peak_flops(isa_, probes) / p * 1e-9);
+    r.probe_gflops = probe_gflops(isa_, probes, r.probe_s);
     r.samples = at_reference(r.samples, r.probe_gflops, reference_gflops_);
     r.seconds = median(r.samples);
   }

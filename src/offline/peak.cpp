@@ -38,6 +38,12 @@ double peak_flops(const Isa& isa, long iters) {
   return 2.0 * isa.lanes * isa.peak_accumulators * double(iters);
 }
 
+std::vector<double> probe_gflops(const Isa& isa, long iters, const std::vector<double>& probe_s) {
+  std::vector<double> g;
+  for (double p : probe_s) g.push_back(peak_flops(isa, iters) / p * 1e-9);
+  return g;
+}
+
 long probe_iters(const Isa& isa, double reference_gflops) {
   return std::max(1000L, long(0.25e-3 * reference_gflops * 1e9 / peak_flops(isa, 1)));
 }

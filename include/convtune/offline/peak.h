@@ -2,6 +2,7 @@
 // The machine's practical FP32 peak: independent FMA chains generated from
 // the ISA description; Runner::peak_gflops (runner.h) builds and times them.
 #include <string>
+#include <vector>
 
 #include "convtune/core/isa.h"
 
@@ -19,5 +20,8 @@ double peak_flops(const Isa& isa, long iters);
 /// a quarter of a millisecond at `reference_gflops`. Eleven probes of two
 /// calls each add about 5 % to a 100 ms measurement.
 long probe_iters(const Isa& isa, double reference_gflops);
+
+/// The probe's speed in GFLOP/s for each timed ct_peak(iters) call of probe_s seconds.
+std::vector<double> probe_gflops(const Isa& isa, long iters, const std::vector<double>& probe_s);
 
 }  // namespace convtune
