@@ -34,6 +34,7 @@ class ClockProbe {
   WorkDir wd_;
   std::unique_ptr<DynLib> lib_;
   double (*peak_)(long, const float*) = nullptr;
+  const float* seed_ = nullptr;  // ct_peak_seed, beside ct_peak in the generated source
   double sink_ = 0;
 };
 
