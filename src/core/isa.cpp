@@ -40,7 +40,7 @@ T get(const nlohmann::json& j, const char* key, const std::string& origin, const
   }
 }
 
-// The taps family's bounds (IsaTapsSpace); every number is a size, so at least 1.
+// The taps family's bounds (IsaTapsSpace); every number but broadcast_registers is a size, so at least 1.
 IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin) {
   const std::string p = "taps_space.";
   auto tp = get<nlohmann::json>(j, "taps_space", origin);
@@ -64,6 +64,9 @@ IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin
   positive("max_taps", {t.max_taps});
   t.max_unroll = get<int>(tp, "max_unroll", origin, p);
   positive("max_unroll", {t.max_unroll});
+  t.broadcast_registers = get<int>(tp, "broadcast_registers", origin, p);
+  if (t.broadcast_registers < 0 || t.broadcast_registers > 1)
+    throw Error(fmt::format("ISA description {}: key '{}broadcast_registers' takes 0 or 1", origin, p));
   return t;
 }
 

@@ -25,6 +25,15 @@ bool fence_fits(TapFence f, const UkSizes& u) {
 
 std::string fence_text(TapFence f) { return f == TapFence::r ? "F(r)" : f == TapFence::s ? "F(s)" : ""; }
 
+bool fence_from_text(const std::string& text, TapFence* f) {
+  for (TapFence x : {TapFence::r, TapFence::s})
+    if (text == fence_text(x)) {
+      *f = x;
+      return true;
+    }
+  return false;
+}
+
 std::string sizes_text(const UkSizes& u) {
   return fmt::format("k{}c{}w{}h{}r{}s{}", u.k, u.c, u.w, u.h, u.r, u.s);
 }
@@ -73,7 +82,8 @@ bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
 
 // The taps family: the emitted code (ukernel_codegen.cpp) loads the k weight
 // vectors of one tap at a time and broadcasts one input element at a time, so
-// only w*h*k + k + 1 registers are live however many taps r*s*c it reduces;
+// only w*h*k + k + broadcast_registers registers are live however many taps
+// r*s*c it reduces (AVX-512's FMA reads the broadcast from memory: none);
 // r*s*c only grows the code, hence max_taps.
 bool taps_admits(const Isa& isa, const UkSizes& u) {
   const IsaTapsSpace& tp = isa.taps;
@@ -83,7 +93,7 @@ bool taps_admits(const Isa& isa, const UkSizes& u) {
   if (!contains(tp.c_values, u.c)) return false;
   if (u.c != 1 && u.r * u.s * u.c > tp.max_taps) return false;
   const int out = u.out_regs();
-  return out >= tp.out_min && out <= tp.out_max && out + u.k + 1 <= isa.vector_registers;
+  return out >= tp.out_min && out <= tp.out_max && out + u.k + tp.broadcast_registers <= isa.vector_registers;
 }
 
 }  // namespace

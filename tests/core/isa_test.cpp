@@ -48,6 +48,7 @@ TEST(IsaSpace, TapsSpaceIsData) {
     EXPECT_EQ(isa.taps.c_values, (std::vector<int>{1, 2, 4})) << name;
     EXPECT_EQ(isa.taps.max_taps, 36) << name;
     EXPECT_EQ(isa.taps.max_unroll, 16) << name;
+    EXPECT_EQ(isa.taps.broadcast_registers, name == "avx512" ? 0 : 1) << name;  // {1to16} memory operands
   }
 }
 
@@ -70,6 +71,10 @@ TEST(IsaSpace, BadTapsSpaceNamesTheKey) {
             "ISA description x.json: key 'taps_space.c_values' takes integers of at least 1");
   EXPECT_EQ(err([](auto& j) { j["taps_space"]["max_unroll"] = 0; }),
             "ISA description x.json: key 'taps_space.max_unroll' takes integers of at least 1");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["broadcast_registers"] = 2; }),
+            "ISA description x.json: key 'taps_space.broadcast_registers' takes 0 or 1");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"].erase("broadcast_registers"); }),
+            "ISA description x.json: key 'taps_space.broadcast_registers' is missing");
   EXPECT_EQ(err([](auto& j) { j["taps_space"]["output_regs"] = {28, 14}; }),
             "ISA description x.json: key 'taps_space.output_regs' takes [min, max] with 1 <= min <= max");
 }
@@ -95,7 +100,15 @@ TEST(IsaSpace, NeonHasTheBoundsOf32Registers) {
   Isa neon = load_isa("neon");
   EXPECT_EQ(neon.lanes, 4);
   EXPECT_EQ(neon.vector_registers, 32);
-  EXPECT_EQ(enumerate_ukernels(neon), enumerate_ukernels(load_isa("avx512")));
+  // The paper family is the same; taps lose AVX-512's five full-file triples
+  // (NEON's input element needs a register, broadcast_registers 1).
+  EXPECT_EQ(enumerate_ukernels(neon, "paper"), enumerate_ukernels(load_isa("avx512"), "paper"));
+  std::vector<UkSizes> taps512 = enumerate_ukernels(load_isa("avx512"), "taps"), only512;
+  for (const UkSizes& u : taps512)
+    if (!family_admits(neon, "taps", u)) only512.push_back(u);
+  EXPECT_EQ(only512.size(), 25u);
+  for (const UkSizes& u : only512) EXPECT_EQ(u.out_regs() + u.k, 32) << sizes_text(u);
+  EXPECT_EQ(enumerate_ukernels(neon, "taps").size(), taps512.size() - 25);
   EXPECT_EQ(Isa::expand(neon.fma, {{"a", "x"}, {"b", "w"}, {"acc", "o"}}), "vfmaq_f32(o, x, w)");
   EXPECT_EQ(neon.arch, "aarch64");
   EXPECT_EQ(neon.emulation.qemu, "qemu-aarch64");

@@ -18,14 +18,15 @@ struct IsaSpace {
 // Bounds of the "taps" family (microkernels/CONTRACT.md): microkernels that
 // reduce a whole square filter in registers. The rule itself is in
 // src/offline/ukernel.cpp; it counts what the emitted code keeps live (the
-// w*h*k accumulators, k weight vectors, one broadcast) against
-// Isa::vector_registers.
+// w*h*k accumulators, k weight vectors, the broadcast's register if the ISA
+// needs one) against Isa::vector_registers.
 struct IsaTapsSpace {
   int out_min = 14, out_max = 28;  // w*h*k accumulators
   std::vector<int> filters{3, 5, 7};  // r = s, one of these
   std::vector<int> c_values{1, 2, 4};
   int max_taps = 36;    // r*s*c bounds code size; c = 1 is always allowed
   int max_unroll = 16;  // bound on w, h, k
+  int broadcast_registers = 1;  // live for the input broadcast: 0 where the FMA takes it from memory (AVX-512 {1to16})
 };
 
 // How code of an ISA of another architecture runs here (empty qemu: it cannot).
