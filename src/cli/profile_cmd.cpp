@@ -62,7 +62,7 @@ Runner setup_profile(CLI::App* sub) {
       return 130;
     }
     if (!opt->quiet)
-      std::fprintf(stderr, "convtune: this run measured %zu microkernels and re-measured %zu; %zu measurements came "
+      std::fprintf(stderr, "convtune: this run measured %zu microkernel forms (plain and fenced) and re-measured %zu; %zu measurements came "
                    "from the journal\n",
                    r.measured_first, r.measured_again, r.resumed_first + r.resumed_again);
     write_table(r.table, path);

@@ -160,6 +160,7 @@ json table_to_json(const ClassTable& t) {
               {"gflops", round2(r.gflops)},
               {"percent_peak", round2(r.percent_peak)},
               {"selected", r.selected}};
+    if (r.fence != TapFence::none) u["fence"] = fence_text(r.fence);
     if (!r.counters.empty()) u["counters"] = r.counters;  // only where the machine has them
     uks.push_back(u);
   }
@@ -245,6 +246,10 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
     r.gflops = rd.bounded(uks[i], "gflops", p, 0, kMaxGflops);
     r.percent_peak = rd.bounded(uks[i], "percent_peak", p, 0, 1e6);
     r.selected = rd.boolean(uks[i], "selected", p);
+    if (t.format_version >= 3 && uks[i].contains("fence")) {
+      if (!fence_from_text(rd.str(uks[i], "fence", p), &r.fence) || !fence_fits(r.fence, r.sizes))
+        rd.fail(p + "fence", "F(r) (with r >= 2) or F(s) (with more than one tap), or no key for an unfenced figure");
+    }
     if (uks[i].contains("counters")) {
       if (!uks[i]["counters"].is_array() || uks[i]["counters"].size() > kMaxListItems)
         rd.fail(p + "counters", "a list of at most 4096 integers");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,7 @@ json ProfileJournalEntry::to_json() const {
          {"name", name},          {"sizes", {u.k, u.c, u.w, u.h, u.r, u.s}},
          {"pass", pass_text(pass)}, {"status", measured.status},
          {"gflops", measured.gflops}};
+  if (fence != TapFence::none) j["fence"] = fence_text(fence);
   if (!measured.counters.empty()) j["counters"] = measured.counters;
   return j;
 }
@@ -91,6 +93,11 @@ ProfileJournalEntry ProfileJournalEntry::from_json(const json& j) {
   std::vector<int> s = array_of<int>(j, "sizes", &json::is_number_integer, "integers");
   if (s.size() != 6) throw Error("key 'sizes' is not [k, c, w, h, r, s]");
   e.sizes = UkSizes{s[0], s[1], s[2], s[3], s[4], s[5]};
+  const std::string fence = text(j, "fence", false);
+  if (!fence.empty() || j.contains("fence")) {
+    if (!fence_from_text(fence, &e.fence) || !fence_fits(e.fence, e.sizes))
+      throw Error(fmt::format("fence '{}' is not F(r) or F(s), or the microkernel cannot take it", fence));
+  }
   const std::string pass = text(j, "pass", true);
   if (pass != "first" && pass != "again") throw Error(fmt::format("pass '{}' is not first or again", pass));
   e.pass = pass == "first" ? ProfilePass::first : ProfilePass::again;
@@ -107,7 +114,7 @@ std::string journal_path(const std::string& table_path) { return table_path + ".
 
 ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names) {
   ProfileJournal out;
-  std::map<std::pair<std::string, ProfilePass>, size_t> seen;  // -> line
+  std::map<std::tuple<std::string, TapFence, ProfilePass>, size_t> seen;  // -> line
   JsonLinesTail tail = read_json_lines(path, kJournalName, kLineFix, [&](const json& j, size_t line) {
     if (!out.has_header) {
       if (j.is_object() && !(j.contains("kind") && j["kind"] == "header"))
@@ -121,12 +128,13 @@ ProfileJournal read_journal(const std::string& path, const std::map<std::string,
     if (known == names.end())
       throw Error(fmt::format("microkernel '{}' is not one this profile measures", e.name));
     if (known->second != e.sizes) throw Error(fmt::format("key 'sizes' does not match microkernel '{}'", e.name));
-    auto [it, fresh] = seen.emplace(std::make_pair(e.name, e.pass), line);
+    const std::string form = e.name + (e.fence == TapFence::none ? "" : " " + fence_text(e.fence));
+    auto [it, fresh] = seen.emplace(std::make_tuple(e.name, e.fence, e.pass), line);
     if (!fresh)
-      throw Error(fmt::format("microkernel '{}' ({} pass) was already measured on line {}", e.name,
+      throw Error(fmt::format("microkernel '{}' ({} pass) was already measured on line {}", form,
                               pass_text(e.pass), it->second));
-    if (e.pass == ProfilePass::again && !seen.count({e.name, ProfilePass::first}))
-      throw Error(fmt::format("microkernel '{}' is re-measured before its first measurement", e.name));
+    if (e.pass == ProfilePass::again && !seen.count({e.name, e.fence, ProfilePass::first}))
+      throw Error(fmt::format("microkernel '{}' is re-measured before its first measurement", form));
     out.entries.push_back(e);
   });
   out.exists = tail.complete_bytes + tail.torn_bytes > 0;

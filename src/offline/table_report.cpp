@@ -40,6 +40,11 @@ std::string table_summary(const ClassTable& t) {
     }
     o += fmt::format("families: {}\n", fmt::join(per, ", "));
   }
+  size_t fenced[3] = {0, 0, 0}, fenced_sel[3] = {0, 0, 0};  // by TapFence
+  for (const auto& r : t.microkernels) ++fenced[int(r.fence)], fenced_sel[int(r.fence)] += r.selected;
+  if (fenced[1] + fenced[2] > 0)  // format 3 (profile.cpp): the form each figure was measured in
+    o += fmt::format("fastest with a tap fence: F(r) {} ({} selected), F(s) {} ({} selected)\n", fenced[1],
+                     fenced_sel[1], fenced[2], fenced_sel[2]);
   if (best)
     o += fmt::format("best: {} {:.1f} GFLOP/s = {:.1f}% of peak{}\n", best->name, best->gflops,
                      best->percent_peak, t.emulated ? " (emulated: timings not meaningful)" : "");

@@ -305,6 +305,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
     if (!r.selected || r.status != "ok" || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
+    ch.fence = r.fence;
     sp.choices.push_back(ch);
   }
 
@@ -342,6 +343,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           ch.uk2 = m2->sizes;
           ch.a = a;
           ch.b = b;
+          ch.fence = m1->fence != TapFence::none ? m1->fence : m2->fence;  // one class: the same taps
           sp.choices.push_back(ch);
           ++pair_choices;
         }
@@ -375,7 +377,8 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           if (m1->sizes.h >= m2->sizes.h || g <= pick_gflops) continue;
           const auto counts = pair_counts(m1->sizes.h, m2->sizes.h, ho_divisors, 1);
           if (counts.empty()) continue;
-          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true};
+          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true,
+                          m1->fence != TapFence::none ? m1->fence : m2->fence};
           pick_gflops = g;
         }
     if (pick_gflops <= 0) throw no_microkernel_error(shape, table, lanes);
@@ -389,6 +392,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   UkChoice ch;
   ch.uk = best->sizes;
   ch.fallback = true;
+  ch.fence = best->fence;
   sp.choices.push_back(ch);
   sp.note = fmt::format(
       "no selected microkernel or pair divides this shape; using the best non-selected one that "
@@ -469,6 +473,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   Config c;
   c.specs = std::move(outer);
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
+  c.fence = ch.fence;  // the form the profile measured fastest; local searches tune it from there
   return c;
 }
 

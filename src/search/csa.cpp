@@ -135,6 +135,7 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
   for (const Spec& t : {tile(Dim::k, kin), tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))})
     if (t.factor > 1) c.specs.push_back(t);
   for (const Spec& t : microkernel_specs(ch, space.remaining(ch, Dim::c))) c.specs.push_back(t);
+  c.fence = ch.fence;  // the form the profile measured fastest
   validate_config(c, sh, space.lanes);
   return c;
 }
@@ -238,6 +239,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     if (t.factor > 1) c.specs.push_back(t);
   if (ch.pair) c.specs.push_back(lseq_spec(ch));  // the pair acts as one microkernel of h_extent rows
   for (const Spec& t : microkernel_specs(ch, p.nc / ch.uk.c)) c.specs.push_back(t);
+  c.fence = ch.fence;
   validate_config(c, sh, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);
   Config stream;

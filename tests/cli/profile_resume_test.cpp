@@ -70,7 +70,11 @@ class ProfileResume : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2";
-    for (const auto& u : quick_subset(load_isa("avx2"))) names[ukernel_name(u, "avx2")] = u;
+    for (const auto& u : quick_subset(load_isa("avx2"))) {
+      names[ukernel_name(u, "avx2")] = u;
+      // profile.cpp measures every form: the plain code and each fence it can take.
+      forms += 1 + fence_fits(TapFence::r, u) + fence_fits(TapFence::s, u);
+    }
   }
   std::vector<std::string> args(bool resume) const {
     std::vector<std::string> a = {"profile", "--quick", "--arch",  "avx2", "--min-repeat-ms",
@@ -82,10 +86,12 @@ class ProfileResume : public ::testing::Test {
   const std::string table = td.file("t.json");
   const std::string journal = journal_path(table);
   std::map<std::string, UkSizes> names;
+  size_t forms = 0;
 };
 
 TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
-  const size_t total = names.size();
+  const size_t total = forms;
+  ASSERT_GT(forms, names.size()) << "the quick subset has microkernels that take a fence";
   {  // 1. SIGKILL once the header is written: while compiling
     Background run(args(false), td.path());
     ASSERT_TRUE(wait_for_lines(run, journal, 1)) << run.err();
@@ -134,7 +140,8 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
     Background run(args(true), td.path());
     ASSERT_EQ(run.wait(), 0) << run.err();
     const std::string err = run.err();
-    const std::string measured = "convtune: this run measured " + std::to_string(total - first) + " microkernels";
+    const std::string measured =
+        "convtune: this run measured " + std::to_string(total - first) + " microkernel forms (plain and fenced)";
     EXPECT_NE(err.find(measured), std::string::npos) << err;
     EXPECT_NE(err.find("; " + std::to_string(kept.size() - 1) + " measurements came from the journal\n"),
               std::string::npos)
@@ -149,8 +156,13 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
     EXPECT_TRUE(seen.insert(m["name"].get<std::string>()).second) << m["name"] << " twice";
     EXPECT_TRUE(names.count(m["name"].get<std::string>())) << m["name"];
     EXPECT_EQ(m["status"], "ok") << m["name"];  // no kill shows as a crash
+    TapFence f = TapFence::none;  // the fastest form's fence, one the microkernel takes
+    if (m.contains("fence"))
+      EXPECT_TRUE(fence_from_text(m["fence"].get<std::string>(), &f) &&
+                  fence_fits(f, names.at(m["name"].get<std::string>())))
+          << m;
   }
-  EXPECT_EQ(seen.size(), total);
+  EXPECT_EQ(seen.size(), names.size());
 }
 
 TEST_F(ProfileResume, AJournalIsRefusedWithoutResumeOrWhenItDoesNotMatch) {

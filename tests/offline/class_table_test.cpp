@@ -9,6 +9,7 @@
 #include <string>
 
 #include <limits>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
@@ -146,6 +147,7 @@ void expect_same(const ClassTable& a, const ClassTable& b) {
     EXPECT_DOUBLE_EQ(x.gflops, y.gflops);
     EXPECT_DOUBLE_EQ(x.percent_peak, y.percent_peak);
     EXPECT_EQ(x.selected, y.selected);
+    EXPECT_EQ(x.fence, y.fence) << x.name;
   }
   ASSERT_EQ(a.classes.size(), b.classes.size());
   for (size_t i = 0; i < a.classes.size(); ++i) {
@@ -323,17 +325,17 @@ TEST(ClassTableTest, AbsurdValuesAreRefused) {
 
 TEST(ClassTableTest, WrongFormatVersion) {
   nlohmann::json j = table_to_json(sample_table());
-  j["format_version"] = 3;
+  j["format_version"] = 4;
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json: format_version 3 is newer than this convtune (2); update convtune or re-run "
+            "class table t.json: format_version 4 is newer than this convtune (3); update convtune or re-run "
             "'convtune profile' to rewrite it");
   j["format_version"] = 99;
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json: format_version 99 is newer than this convtune (2); update convtune or re-run "
+            "class table t.json: format_version 99 is newer than this convtune (3); update convtune or re-run "
             "'convtune profile' to rewrite it");
   j["format_version"] = 0;
   EXPECT_EQ(error_of([&] { table_from_json(j, "t.json"); }),
-            "class table t.json has format_version 0, but this convtune reads format_version 1 to 2; re-run "
+            "class table t.json has format_version 0, but this convtune reads format_version 1 to 3; re-run "
             "'convtune profile' to rewrite it");
 }
 
@@ -348,21 +350,60 @@ ClassTable two_family_table() {
   return t;
 }
 
-TEST(ClassTableTest, Version2RoundTripKeepsFamilies) {
+TEST(ClassTableTest, Version3RoundTripKeepsFamiliesAndFences) {
   ClassTable t = two_family_table();
+  t.microkernels.back().fence = TapFence::s;  // the taps one: measured fastest with F(s)
+  t.microkernels[4].fence = TapFence::r;      // k1c2w14h1r3s3
   nlohmann::json j = table_to_json(t);
-  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["format_version"], 3);
   EXPECT_EQ(j["families"], nlohmann::json::parse(R"(["paper", "taps"])"));
   EXPECT_EQ(j["microkernels"][0]["family"], "paper");
   EXPECT_EQ(j["microkernels"][5]["family"], "taps");
+  EXPECT_FALSE(j["microkernels"][0].contains("fence"));  // plain: no key
+  EXPECT_EQ(j["microkernels"][4]["fence"], "F(r)");
+  EXPECT_EQ(j["microkernels"][5]["fence"], "F(s)");
   ClassTable back = table_from_json(j, "memory");
-  EXPECT_EQ(back.format_version, 2);
+  EXPECT_EQ(back.format_version, 3);
   expect_same(t, back);
   ASSERT_NE(back.find(sizes(2, 1, 7, 2, 3, 3)), nullptr);
   EXPECT_EQ(back.find(sizes(2, 1, 7, 2, 3, 3))->family, "taps");
   TempDir td;  // and through a file
   write_table(t, td.file("t.json"));
   expect_same(t, read_table(td.file("t.json")));
+}
+
+// A fence the microkernel cannot take, or not a fence: one line that names the key.
+TEST(ClassTableTest, BadFenceIsRefused) {
+  nlohmann::json j = table_to_json(two_family_table());
+  const std::string msg = "class table t.json: key 'microkernels[{}].fence' is missing or not F(r) (with r >= 2) or "
+                          "F(s) (with more than one tap), or no key for an unfenced figure; re-run 'convtune "
+                          "profile' to rewrite it";
+  for (auto [i, fence] : std::vector<std::pair<int, const char*>>{{0, "F(s)"}, {4, "F(x)"}, {4, ""}, {5, "s"}}) {
+    nlohmann::json bad = j;
+    bad["microkernels"][i]["fence"] = fence;
+    EXPECT_EQ(error_of([&] { table_from_json(bad, "t.json"); }), fmt::format(msg, i)) << i << " " << fence;
+  }
+  nlohmann::json bad = j;
+  bad["microkernels"][4]["fence"] = 1;
+  EXPECT_EQ(error_of([&] { table_from_json(bad, "t.json"); }),
+            "class table t.json: key 'microkernels[4].fence' is missing or not a string; re-run 'convtune profile' "
+            "to rewrite it");
+  // k1c2w14h1r3s3 takes F(r); k2c1w1h9 (microkernels[0]) has one tap: no fence at all.
+  bad = j;
+  bad["microkernels"][4]["fence"] = "F(r)";
+  EXPECT_EQ(error_of([&] { table_from_json(bad, "t.json"); }), "(no error)");
+}
+
+// Version 2 predates fences: every figure is the plain kernel's (a "fence"
+// key there is not read).
+TEST(ClassTableTest, Version2IsReadWithoutFences) {
+  nlohmann::json j = table_to_json(two_family_table());
+  j["format_version"] = 2;
+  j["microkernels"][5]["fence"] = "F(s)";
+  ClassTable t = table_from_json(j, "v2.json");
+  EXPECT_EQ(t.format_version, 2);
+  EXPECT_EQ(t.families, (std::vector<std::string>{"paper", "taps"}));
+  for (const auto& r : t.microkernels) EXPECT_EQ(r.fence, TapFence::none) << r.name;
 }
 
 // Version 1 predates families: its microkernels are all the paper family's.
@@ -376,15 +417,15 @@ TEST(ClassTableTest, Version1IsReadAsThePaperFamily) {
   EXPECT_EQ(t.families, std::vector<std::string>{"paper"});
   ASSERT_EQ(t.microkernels.size(), 5u);
   for (const auto& r : t.microkernels) EXPECT_EQ(r.family, "paper") << r.name;
-  // Written again, it is a version 2 table of the paper family.
+  // Written again, it is a version 3 table of the paper family.
   nlohmann::json again = table_to_json(t);
-  EXPECT_EQ(again["format_version"], 2);
+  EXPECT_EQ(again["format_version"], 3);
   EXPECT_EQ(again["families"], nlohmann::json::parse(R"(["paper"])"));
   EXPECT_EQ(again["microkernels"][4]["family"], "paper");
 }
 
-// The shipped tables are version 2 with both families, each record labelled
-// with the family the ISA's rules give its sizes.
+// The shipped tables are version 2 or 3 with both families, each record
+// labelled with the family the ISA's rules give its sizes.
 TEST(ClassTableTest, ShippedTablesLoad) {
   TempDir td;
   ScopedEnv xdg("XDG_CACHE_HOME", td.path());  // no user table: the built-in one
@@ -392,7 +433,7 @@ TEST(ClassTableTest, ShippedTablesLoad) {
     ClassTable t = load_table(isa, std::nullopt);
     const Isa desc = load_isa(isa);
     EXPECT_EQ(t.origin, std::string("built-in configs/tables/") + isa + ".json");
-    EXPECT_EQ(t.format_version, 2) << isa;
+    EXPECT_GE(t.format_version, 2) << isa;
     EXPECT_EQ(t.families, (std::vector<std::string>{"paper", "taps"})) << isa;
     ASSERT_EQ(t.microkernels.size(), enumerate_ukernels(desc).size()) << isa;
     for (const auto& r : t.microkernels) EXPECT_EQ(r.family, ukernel_family(desc, r.sizes)) << r.name;
@@ -427,6 +468,13 @@ TEST(ClassTableTest, SummaryCountsEachFamily) {
   EXPECT_NE(table_summary(t).find("\nfamilies: paper 5 (3 selected), taps 1 (1 selected)\n"), std::string::npos)
       << table_summary(t);
   EXPECT_EQ(table_summary(sample_table()).find("families:"), std::string::npos);  // paper alone: nothing new
+  EXPECT_EQ(table_summary(t).find("tap fence"), std::string::npos);                  // no fenced figure
+  t.microkernels.back().fence = TapFence::s;  // k2c1w7h2r3s3, selected
+  t.microkernels[4].fence = TapFence::r;      // k1c2w14h1r3s3, selected
+  t.microkernels[1].fence = TapFence::s;      // not a valid table, but counted as it says
+  EXPECT_NE(table_summary(t).find("\nfastest with a tap fence: F(r) 1 (1 selected), F(s) 2 (1 selected)\n"),
+            std::string::npos)
+      << table_summary(t);
 }
 
 TEST(ClassTableTest, UnwritablePath) {

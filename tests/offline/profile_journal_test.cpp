@@ -75,6 +75,62 @@ TEST(ProfileJournal, ReadsBackWhatWasAppendedAndItsTornTail) {
   EXPECT_EQ(read_journal(path, k.names).entries.size(), 4u);
 }
 
+// Each form of a microkernel (plain, F(r), F(s)) is its own measurement:
+// the fence comes back, and the once-per-pass rule holds per form.
+TEST(ProfileJournal, FencedFormsAreMeasurementsOfTheirOwn) {
+  test::TempDir td;
+  Known k;
+  size_t i = 0;
+  while (i < k.ks.size() && !fence_fits(TapFence::r, k.ks[i])) ++i;
+  ASSERT_LT(i, k.ks.size()) << "the quick subset has a microkernel with filter rows";
+  const std::string path = td.file("j.jsonl");
+  append_journal(path, header().to_json());
+  ProfileJournalEntry plain = k.entry(i, ProfilePass::first, 50), fr = plain, fs = plain;
+  fr.fence = TapFence::r;
+  fr.measured.gflops = 60;
+  fs.fence = TapFence::s;
+  EXPECT_FALSE(plain.to_json().contains("fence"));
+  EXPECT_EQ(fr.to_json()["fence"], "F(r)");
+  ProfileJournalEntry again = fs;
+  again.pass = ProfilePass::again;
+  for (const auto& e : {plain, fr, fs, again}) append_journal(path, e.to_json());
+  ProfileJournal j = read_journal(path, k.names);
+  ASSERT_EQ(j.entries.size(), 4u);
+  EXPECT_EQ(j.entries[0].fence, TapFence::none);
+  EXPECT_EQ(j.entries[1].fence, TapFence::r);
+  EXPECT_EQ(j.entries[1].measured.gflops, 60);
+  EXPECT_EQ(j.entries[3].fence, TapFence::s);
+  EXPECT_EQ(j.entries[3].pass, ProfilePass::again);
+
+  const std::string fix = "; fix or remove that line, or remove the journal to start over";
+  const std::string name = ukernel_name(k.ks[i], "avx2");
+  const std::string head = test::read_file(path).substr(0, test::read_file(path).find('\n') + 1);
+  struct Case {
+    std::string text, err;
+  };
+  nlohmann::json odd = fr.to_json();
+  odd["fence"] = "F(k)";
+  size_t one = 0;
+  while (one < k.ks.size() && k.ks[one].r * k.ks[one].s != 1) ++one;
+  ASSERT_LT(one, k.ks.size()) << "the quick subset has a one-tap microkernel";
+  nlohmann::json one_tap = k.entry(one, ProfilePass::first, 1).to_json();
+  one_tap["fence"] = "F(s)";
+  ProfileJournalEntry fs_again = fs;
+  fs_again.pass = ProfilePass::again;
+  const std::vector<Case> cases = {
+      {head + line(fr.to_json()) + line(fr.to_json()),
+       "line 3: microkernel '" + name + " F(r)' (first pass) was already measured on line 2"},
+      {head + line(plain.to_json()) + line(fs_again.to_json()),
+       "line 3: microkernel '" + name + " F(s)' is re-measured before its first measurement"},
+      {head + line(odd), "line 2: fence 'F(k)' is not F(r) or F(s), or the microkernel cannot take it"},
+      {head + line(one_tap), "line 2: fence 'F(s)' is not F(r) or F(s), or the microkernel cannot take it"},
+  };
+  for (const auto& c : cases) {
+    test::write_file(path, c.text);
+    EXPECT_EQ(test::error_of([&] { read_journal(path, k.names); }), "journal '" + path + "' " + c.err + fix) << c.text;
+  }
+}
+
 TEST(ProfileJournal, AnInvalidCompleteLineIsRefusedByNumber) {
   test::TempDir td;
   Known k;

@@ -279,6 +279,32 @@ TEST(Space, SamplesAreValidAndRoundTrip) {
   EXPECT_LT(with_pair, 2000);
 }
 
+// A sampled candidate starts in the form its microkernel was profiled
+// fastest in (UkRecord::fence): unfenced, the taps family's large tiles spill.
+TEST(Space, SamplesStartWithTheProfiledFence) {
+  Shape sh = parse_shape("K=64,C=16,H=14,R=3");
+  std::vector<UkRecord> recs = {uk_record(uk(4, 1, 7, 1, 3, 3), 98), uk_record(uk(2, 1, 7, 1, 3, 1), 90),
+                                uk_record(uk(1, 1, 14, 1, 1, 3), 95), uk_record(uk(1, 1, 2, 7), 85)};
+  recs[0].fence = TapFence::s;
+  recs[1].fence = TapFence::r;
+  ClassTable t = table_of(recs);
+  Space sp = build_space(sh, t, 16);
+  ASSERT_EQ(sp.choices.size(), 4u);
+  std::map<std::string, TapFence> want;
+  for (const UkRecord& r : recs) want[sizes_text(r.sizes)] = r.fence;
+  std::mt19937_64 rng(3);
+  std::set<std::string> seen;
+  for (int i = 0; i < 200; ++i) {
+    Config c = sample_config(sp, rng);
+    ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    ASSERT_EQ(parse_config(to_string(c)), c) << to_string(c);
+    const UkChoice& ch = sp.choices[size_t(choice_of(sp, c))];
+    EXPECT_EQ(c.fence, want.at(sizes_text(ch.uk))) << to_string(c);
+    seen.insert(sizes_text(ch.uk));
+  }
+  EXPECT_EQ(seen.size(), 4u);
+}
+
 TEST(Space, SameSeedSameSequence) {
   Space sp = build_space(zoo_layer("yolo9000-12"), yolo_table(), 16);
   std::mt19937_64 a(42), b(42), c(43);

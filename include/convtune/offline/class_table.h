@@ -14,8 +14,10 @@
 namespace convtune {
 
 // 2: microkernels carry "family" and the table lists the "families" profiled.
-// Version 1 tables (paper family only) are still read.
-constexpr int kTableFormatVersion = 2;
+// 3: a microkernel whose fastest measured form is fenced carries "fence"
+//    ("F(r)" or "F(s)", ukernel.h TapFence). Versions 1 and 2 are still read
+//    (no fence: every figure is the plain kernel's).
+constexpr int kTableFormatVersion = 3;
 
 struct CompilerInfo {
   std::string command;  // "cc"
@@ -31,6 +33,7 @@ struct UkRecord {
   double gflops = 0;
   double percent_peak = 0;  // 0..100+
   bool selected = false;
+  TapFence fence = TapFence::none;  // the form gflops was measured in: the fastest (profile.cpp)
   std::vector<long long> counters;  // per call, names in ClassTable::counters; empty when absent
 };
 

@@ -45,6 +45,7 @@ struct ProfileJournalEntry {
   UkSizes sizes;
   ProfilePass pass = ProfilePass::first;
   UkMeasured measured;
+  TapFence fence = TapFence::none;  // the form measured: plain or fenced ("fence" key, absent for plain)
 
   nlohmann::json to_json() const;
   static ProfileJournalEntry from_json(const nlohmann::json& j);
@@ -65,7 +66,7 @@ struct ProfileJournal {
 
 /// Reads the journal; `names` are the microkernels this profile measures.
 /// Every complete line must be valid (the first a header, then entries of
-/// known microkernels, each pass at most once): otherwise throws Error
+/// known microkernels, each form and pass at most once): otherwise throws Error
 /// "journal '<path>' line N: <problem>; fix or remove that line, or remove the
 /// journal to start over".
 ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names);

@@ -44,6 +44,8 @@ enum class TapFence { none, r, s };
 bool fence_fits(TapFence f, const UkSizes& u);
 /// "F(r)", "F(s)" (the configuration text), "" for none.
 std::string fence_text(TapFence f);
+/// Inverse of fence_text for "F(r)" and "F(s)"; false for any other text.
+bool fence_from_text(const std::string& text, TapFence* f);
 
 /// "k2c1w12h1r1s1"
 std::string sizes_text(const UkSizes& u);

@@ -23,6 +23,7 @@ struct UkChoice {
   UkSizes uk2;            // pair only: same as uk except h
   int64_t a = 1, b = 0;   // pair only
   bool fallback = false;  // a non-selected microkernel used because nothing selected divides
+  TapFence fence = TapFence::none;  // the fence of its profiled figure (UkRecord::fence): sampled candidates start with it
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
   int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
   /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3"
