@@ -68,16 +68,18 @@ void LocalSearch::start() {
   }
   move_to(*at, std::nullopt);
   // The other start plans (csa.cpp) go first: the output-stationary plan,
-  // the same with each tap fence (config.h F(r), F(s); on the Zen 5, timed in
-  // one process, yolo9000-2's ran at 190 GFLOP/s plain, 204 with F(r) and 214
-  // with F(s): its k2w2h{5,6}r3s3 spills without one), and the streaming
-  // plan. A cold start measures them right after CSA's; a resumed log, the
+  // the same with each other tap fence (config.h F(r), F(s); on the Zen 5,
+  // timed in one process, yolo9000-2's ran at 190 GFLOP/s plain, 204 with
+  // F(r) and 214 with F(s): its k2w2h{5,6}r3s3 spills without one; the plan
+  // itself comes with the fence its microkernel was profiled fastest in), and
+  // the streaming plan. A cold start measures them right after CSA's; a resumed log, the
   // ones it lacks (CSA's too: a log written before a plan existed). decide()
   // moves to the fastest, as to a neighbour.
   std::vector<Config> plans;
   if (!cold) plans.push_back(csa_.config);
   plans.push_back(csa_.output_stationary);
-  for (TapFence f : {TapFence::r, TapFence::s}) {
+  for (TapFence f : {TapFence::none, TapFence::r, TapFence::s}) {
+    if (f == csa_.output_stationary.fence) continue;
     plans.push_back(csa_.output_stationary);
     plans.back().fence = f;
   }
