@@ -290,6 +290,12 @@ static void restrict_to_parallel(Space& sp) {
                            sp.threads, most, sp.threads - most);
 }
 
+// A pair's members are of one class (the same taps): the fence either was
+// profiled fastest in, the first's when both have one.
+static TapFence pair_fence(const UkRecord& m1, const UkRecord& m2) {
+  return m1.fence != TapFence::none ? m1.fence : m2.fence;
+}
+
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
   if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
@@ -343,7 +349,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           ch.uk2 = m2->sizes;
           ch.a = a;
           ch.b = b;
-          ch.fence = m1->fence != TapFence::none ? m1->fence : m2->fence;  // one class: the same taps
+          ch.fence = pair_fence(*m1, *m2);
           sp.choices.push_back(ch);
           ++pair_choices;
         }
@@ -377,8 +383,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           if (m1->sizes.h >= m2->sizes.h || g <= pick_gflops) continue;
           const auto counts = pair_counts(m1->sizes.h, m2->sizes.h, ho_divisors, 1);
           if (counts.empty()) continue;
-          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true,
-                          m1->fence != TapFence::none ? m1->fence : m2->fence};
+          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true, pair_fence(*m1, *m2)};
           pick_gflops = g;
         }
     if (pick_gflops <= 0) throw no_microkernel_error(shape, table, lanes);
