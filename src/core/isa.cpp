@@ -185,6 +185,12 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.add = get<std::string>(ep, "add", origin, "epilogue.");
   isa.max = get<std::string>(ep, "max", origin, "epilogue.");
   isa.min = get<std::string>(ep, "min", origin, "epilogue.");
+  auto pf = get<nlohmann::json>(j, "prefetch", origin);
+  if (!pf.is_object()) throw Error(fmt::format("ISA description {}: key 'prefetch' has the wrong type", origin));
+  isa.prefetch = get<std::string>(pf, "line", origin, "prefetch.");
+  isa.line_floats = get<int>(pf, "line_floats", origin, "prefetch.");
+  if (isa.line_floats < 1)
+    throw Error(fmt::format("ISA description {}: key 'prefetch.line_floats' must be at least 1", origin));
   for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);

@@ -123,14 +123,18 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                      rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes,
                      v.epilogue == Epilogue::none ? "" : "; epilogue " + to_string(v.epilogue) + " when last");
   }
+  if (v.prefetch > 0)
+    o += fmt::format("/* Pf(w): c steps it < pn prefetch {} cache line(s) each from P on (CONTRACT.md \"Prefetch\") */\n",
+                     v.prefetch);
   if (v.fence != TapFence::none)
     o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
                      v.fence == TapFence::r ? "filter row" : "tap", fence_text(v.fence));
   const bool epilogue = v.epilogue != Epilogue::none;
   o += fmt::format(
       "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"
-      "    float *restrict O, long nc, int accumulate{})\n{{\n",
-      name, epilogue ? ", int last, const float *restrict B, const float *restrict Q" : "");
+      "    float *restrict O, long nc, int accumulate{}{})\n{{\n",
+      name, epilogue ? ", int last, const float *restrict B, const float *restrict Q" : "",
+      v.prefetch > 0 ? ", const float *restrict P, long pn" : "");
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w) {
       o += "  " + isa.vector_type + " ";
@@ -188,9 +192,17 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       }
   if (!loop.empty()) {
     o += fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
+    if (v.prefetch > 0) {
+      o += "    if (it < pn) {\n";
+      for (int j = 0; j < v.prefetch; ++j)
+        o += "      " + Isa::expand(isa.prefetch, {{"ptr", fmt::format("P + it * {} + {}", int64_t(v.prefetch) * isa.line_floats,
+                                                                      int64_t(j) * isa.line_floats)}}) + ";\n";
+      o += "    }\n";
+    }
     o += loop + "  }\n";
   } else {
     o += "  (void)I; (void)io; (void)W; (void)nc;  /* every tap reads padding */\n";
+    if (v.prefetch > 0) o += "  (void)P; (void)pn;\n";
   }
   if (epilogue) o += emit_epilogue(isa, u, l, v.epilogue, k_lanes);
   for (int h = 0; h < u.h; ++h)

@@ -70,6 +70,7 @@ std::string to_string(const Config& c) {
   std::string out = "[";
   for (size_t i = 0; i < c.specs.size(); ++i) out += (i ? ", " : "") + to_string(c.specs[i]);
   if (c.fence != TapFence::none) out += (c.specs.empty() ? "" : ", ") + fence_text(c.fence);
+  if (c.prefetch) out += (c.specs.empty() && c.fence == TapFence::none ? "" : ", ") + std::string("Pf(w)");
   return out + "]";
 }
 
@@ -88,11 +89,8 @@ class Parser {
     } else {
       while (true) {
         peek();
-        if (word_at() == "F") {  // the fence: last, so ']' must follow
-          c.fence = fence();
-          if (peek() != ']')
-            fail("expected ']' after " + fence_text(c.fence) + ", got " + got() + "; F(r) or F(s) comes last, after V(k)");
-          ++i_;
+        if (word_at() == "F" || word_at() == "Pf") {  // the tail: F(r)/F(s), then Pf(w), then ']'
+          tail(c);
           break;
         }
         c.specs.push_back(spec());
@@ -175,6 +173,35 @@ class Parser {
     ++i_;
     expect(')', "to close the specifier");
     return word == "r" ? TapFence::r : TapFence::s;
+  }
+
+  // [F(r) | F(s)] [, Pf(w)] ']': what follows the loops.
+  void tail(Config& c) {
+    if (word_at() == "F") {
+      c.fence = fence();
+      if (peek() == ',') {
+        ++i_;
+        peek();
+        if (word_at() != "Pf")
+          fail("expected Pf(w) after " + fence_text(c.fence) + ", got " + got() +
+               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w)");
+      }
+    }
+    const bool pf = word_at() == "Pf";
+    if (pf) {
+      i_ += 2;
+      expect('(', "after 'Pf'");
+      peek();
+      if (word_at() != "w") fail("expected w in Pf(...), got " + got() + "; Pf(w) prefetches the next weights");
+      ++i_;
+      expect(')', "to close the specifier");
+      c.prefetch = true;
+    }
+    if (peek() != ']')
+      fail(pf ? "expected ']' after Pf(w), got " + got() + "; Pf(w) comes last"
+              : "expected ']' after " + fence_text(c.fence) + ", got " + got() +
+                    "; F(r) or F(s) comes last, after V(k), followed only by Pf(w)");
+    ++i_;
   }
 
   Spec spec() {
@@ -412,6 +439,13 @@ void check_fence(const Config& c) {
   reject("F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop F(s)");
 }
 
+// Pf(w): the next iteration of a k or c loop is what it prefetches.
+void check_prefetch(const Config& c) {
+  if (!c.prefetch || prefetch_loop(c) >= 0) return;
+  reject("Pf(w) prefetches the weights of the next iteration of the innermost k or c loop above the microkernel, "
+         "but there is none (or it or a loop below it is a P); add T(n,k) or T(n,c) with n >= 2 above T(n,c) or drop Pf(w)");
+}
+
 void check_coverage(const Config& c, const Shape& shape, int64_t lanes) {
   for (int di = 0; di < kNumDims; ++di) {
     Dim d = static_cast<Dim>(di);
@@ -470,7 +504,25 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   check_lseq(c);
   check_parallel(c);
   check_fence(c);
+  check_prefetch(c);
   check_coverage(c, shape, lanes);
+}
+
+int prefetch_loop(const Config& c) {
+  size_t ublock = c.specs.size();
+  while (ublock > 0 && (c.specs[ublock - 1].kind == SpecKind::U || c.specs[ublock - 1].kind == SpecKind::V)) --ublock;
+  // specs[ublock - 1] is the reuse loop T(n,c), which the microkernel runs itself.
+  for (size_t i = ublock >= 1 ? ublock - 1 : 0; i-- > 0;) {
+    const Spec& s = c.specs[i];
+    if (s.dim != Dim::k && s.dim != Dim::c) continue;
+    if (s.kind == SpecKind::P && s.factor > 1) return -1;
+    if (s.kind != SpecKind::R && !(s.kind == SpecKind::T && s.factor > 1)) continue;
+    // Its calls count their share in one variable: no thread may run part of them.
+    for (size_t j = i + 1; j + 1 < ublock; ++j)
+      if (c.specs[j].kind == SpecKind::P && c.specs[j].factor > 1) return -1;
+    return int(i);
+  }
+  return -1;
 }
 
 int64_t config_threads(const Config& c) {

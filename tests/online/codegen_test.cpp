@@ -76,6 +76,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Compiler fences between the microkernel's rows and taps (F(r), F(s)).
         Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r)]"},
         Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(3,r), T(4,c), U(3,s), U(2,w), U(2,k), V(k), F(s)]"},
+        // Pf(w): prefetch for a c loop (borders, fence), for a k loop over an
+        // Lseq (its calls count a1 + a2 h-blocks), and with the K tail.
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r), Pf(w)]"},
+        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w)]"},
+        Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(w)]"},
         // R(d) completes a dimension; batch N = 2.
         Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
 
@@ -390,6 +395,23 @@ TEST(ConvCodegenText, TapFences) {
   EXPECT_EQ(fences(base + "]"), std::make_pair(size_t(0), true));
   EXPECT_EQ(fences(base + ", F(r)]"), std::make_pair(size_t(2), false));
   EXPECT_EQ(fences(base + ", F(s)]"), std::make_pair(size_t(8), false));
+}
+
+// Pf(w): each call prefetches its share of the next c block: 4 c steps x 9
+// taps x 32 floats = 72 lines over the 6 x 3 calls of a T(2,c) iteration is 4
+// lines, one per c step; the next block starts 1152 floats on.
+TEST(ConvCodegenText, PrefetchSharesTheNextBlock) {
+  Isa isa = load_isa("avx512");
+  const std::string cfg = "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k)";
+  const Shape shape = parse_shape("K=32,C=8,H=6,R=3");
+  GeneratedKernel k = generate_conv(isa, {shape, parse_config(cfg + ", Pf(w)]"), "f", ""});
+  EXPECT_NE(k.c_source.find("long pfg = 0;"), std::string::npos) << k.c_source;
+  EXPECT_NE(k.c_source.find("const float *pf = weights + k * 72 + c * 288 + 1152 + pfg++ * 64;"), std::string::npos);
+  EXPECT_NE(k.c_source.find("(input, io, wp, op, 4, acc, pf, 4);"), std::string::npos);
+  EXPECT_NE(k.c_source.find("_mm_prefetch((const char *)(P + it * 16 + 0), _MM_HINT_T1);"), std::string::npos);
+  EXPECT_EQ(k.c_source.find("P + it * 16 + 16"), std::string::npos);  // one line per c step
+  GeneratedKernel plain = generate_conv(isa, {shape, parse_config(cfg + "]"), "f", ""});
+  EXPECT_EQ(plain.c_source.find("prefetch"), std::string::npos);
 }
 
 // K = 20 on 16 lanes: the second vector keeps 4 lanes, loaded and stored masked.

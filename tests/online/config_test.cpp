@@ -81,7 +81,8 @@ TEST(Config, RoundTrip) {
         std::string("[P(2,k), P(17,h), T(8,k), T(17,w), T(256,c), U(2,h), U(2,k), V(k)]"),
         std::string("[T(16,k), T(17,h), T(17,w), T(128,c), U(3,s), U(3,r), U(2,c), U(2,w), U(2,h), U(2,k), V(k), "
                     "F(r)]"),
-        std::string("[T(256,c), U(3,s), V(k), F(s)]")}) {
+        std::string("[T(256,c), U(3,s), V(k), F(s)]"),
+        std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
     EXPECT_EQ(parse_config(to_string(c)), c);
@@ -150,9 +151,18 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(16,k), ]"),
             "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'");
   EXPECT_EQ(parse_error("[T(16,c), F(s), V(k)]"),
-            "config: at column 15: expected ']' after F(s), got ','; F(r) or F(s) comes last, after V(k)");
+            "config: at column 17: expected Pf(w) after F(s), got 'V'; F(r) or F(s) comes last, after V(k), followed "
+            "only by Pf(w)");
   EXPECT_EQ(parse_error("[V(k), F(r), F(s)]"),
-            "config: at column 12: expected ']' after F(r), got ','; F(r) or F(s) comes last, after V(k)");
+            "config: at column 14: expected Pf(w) after F(r), got 'F'; F(r) or F(s) comes last, after V(k), followed "
+            "only by Pf(w)");
+  EXPECT_EQ(parse_error("[V(k), F(r) V(k)]"),
+            "config: at column 13: expected ']' after F(r), got 'V'; F(r) or F(s) comes last, after V(k), followed "
+            "only by Pf(w)");
+  EXPECT_EQ(parse_error("[V(k), Pf(w), F(r)]"), "config: at column 13: expected ']' after Pf(w), got ','; Pf(w) comes last");
+  EXPECT_EQ(parse_error("[V(k), Pf(k)]"),
+            "config: at column 11: expected w in Pf(...), got 'k'; Pf(w) prefetches the next weights");
+  EXPECT_EQ(parse_error("[V(k), Pf]"), "config: at column 10: expected '(' after 'Pf', got ']'");
   EXPECT_EQ(parse_error("[V(k), F(k)]"),
             "config: at column 10: expected r or s in F(...), got 'k'; F(r) fences filter rows, F(s) every tap");
   EXPECT_EQ(parse_error("[V(k), F(3,s)]"),
@@ -274,6 +284,26 @@ TEST(Validate, TapFence) {
   EXPECT_EQ(check("[T(8,k), T(34,h), T(2,w), T(512,c), U(17,w), U(2,k), V(k), F(s)]", "yolo9000-13"),
             "config: F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop "
             "F(s)");
+}
+
+// Pf(w) prefetches for the innermost T or R on k or c above the reuse loop:
+// one must exist, and neither it nor a loop below it may be a P.
+TEST(Validate, Prefetch) {
+  const std::string none =
+      "config: Pf(w) prefetches the weights of the next iteration of the innermost k or c loop above the "
+      "microkernel, but there is none (or it or a loop below it is a P); add T(n,k) or T(n,c) with n >= 2 above "
+      "T(n,c) or drop Pf(w)";
+  const std::string l = "yolo9000-13";  // K=256, C=512, 34x34, 1x1
+  EXPECT_EQ(check("[T(8,k), T(17,h), T(17,w), T(256,c), U(2,c), U(2,w), U(2,h), U(2,k), V(k), Pf(w)]", l), "no error");
+  EXPECT_EQ(check("[T(17,h), T(8,k), T(17,w), T(2,c), T(128,c), U(2,c), U(2,w), U(2,h), U(2,k), V(k), Pf(w)]", l),
+            "no error");
+  EXPECT_EQ(prefetch_loop(parse_config("[T(17,h), T(16,k), T(17,w), T(2,c), T(1,k), T(64,c), U(2,k), V(k)]")), 3);
+  EXPECT_EQ(prefetch_loop(parse_config("[R(k), T(17,w), T(256,c), U(2,k), V(k)]")), 0);
+  EXPECT_EQ(check("[P(8,k), T(17,h), T(17,w), T(512,c), U(2,w), U(2,h), U(2,k), V(k), Pf(w)]", l), none);
+  EXPECT_EQ(check("[T(8,k), P(17,h), T(17,w), T(512,c), U(2,w), U(2,h), U(2,k), V(k), Pf(w)]", l), none);
+  EXPECT_EQ(check("[P(17,h), T(8,k), T(17,w), T(512,c), U(2,w), U(2,h), U(2,k), V(k), Pf(w)]", l), "no error");
+  EXPECT_EQ(prefetch_loop(parse_config("[T(16,k), T(17,h), T(17,w), T(256,c), U(2,w), U(2,h), U(2,k), V(k)]")), 0);
+  EXPECT_EQ(prefetch_loop(parse_config("[T(17,h), T(17,w), T(256,c), U(2,w), U(2,h), U(2,k), V(k)]")), -1);
 }
 
 TEST(Validate, ReuseLoopAboveMicrokernel) {

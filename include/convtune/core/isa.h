@@ -53,6 +53,10 @@ struct Isa {
   // {a} + {b}, max and min. The K tail reads bias and residual with
   // load_masked, so these need no masked form.
   std::string add, max, min;
+  // Pf(w) ("prefetch" block): a read prefetch of the line at {ptr}, and the
+  // floats in a cache line.
+  std::string prefetch;
+  int line_floats = 16;
   std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs

@@ -35,6 +35,11 @@ struct UkVariant {
   int k_lanes = 0;                        // 0 = size_k * lanes (no tail)
   Epilogue epilogue = Epilogue::none;
   TapFence fence = TapFence::none;  // not part of full(): it changes the code, not what it computes
+  // Pf(w) (online/config.h): cache lines prefetched per c step, 0 for none;
+  // not part of full() either. The function then takes `const float *P,
+  // long pn`: c steps it < pn prefetch lines it*prefetch .. it*prefetch +
+  // prefetch - 1 from P on (CONTRACT.md "Prefetch").
+  int prefetch = 0;
   bool full() const { return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none; }
 };
 
