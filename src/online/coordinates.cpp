@@ -86,6 +86,7 @@ std::vector<ParamId> CoordinateView::params() const {
   v.push_back({Param::order, Dim::n});
   v.push_back({Param::choice, Dim::n});
   v.push_back({Param::lseq, Dim::n});
+  v.push_back({Param::prefetch, Dim::n});
   if (std::any_of(space_.choices.begin(), space_.choices.end(),
                   [](const UkChoice& ch) { return fence_fits(TapFence::s, ch.uk); }))
     v.push_back({Param::fence, Dim::n});
@@ -112,6 +113,7 @@ Config CoordinateView::to_config(const Point& p) const {
   }
   for (const Spec& s : microkernel_specs(ch, p.factors[kC][0])) c.specs.push_back(s);
   if (fence_fits(p.fence, ch.uk)) c.fence = p.fence;
+  c.prefetch = p.prefetch && prefetch_loop(c) >= 0;
   return c;
 }
 
@@ -131,6 +133,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   Point p;
   p.choice = ci;
   p.fence = c.fence;
+  p.prefetch = c.prefetch;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
   if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
@@ -414,6 +417,14 @@ std::vector<Neighbor> CoordinateView::neighbors(const Point& p, std::mt19937_64&
     m.param = {Param::fence, Dim::n};
     add(with_fence(p, f), m);
   }
+  // Pf(w) switched.
+  {
+    Point x = p;
+    x.prefetch = !p.prefetch;
+    Move m;
+    m.param = {Param::prefetch, Dim::n};
+    add(x, m);
+  }
   // Lseq across one level.
   if (space_.choices[size_t(p.choice)].pair)
     for (int dir : {-1, +1}) {
@@ -467,7 +478,8 @@ std::optional<Point> CoordinateView::repeat(const Point& p, const Move& m) const
       return x;
     }
     case Param::fence:
-    case Param::parallel: return std::nullopt;  // categorical: no direction to go on in
+    case Param::parallel:
+    case Param::prefetch: return std::nullopt;  // categorical: no direction to go on in
   }
   return std::nullopt;
 }
@@ -519,6 +531,9 @@ Point CoordinateView::random_step(const Point& p, ParamId param, std::mt19937_64
       if (others.empty()) return x;
       return with_fence(p, others[draw(rng, others.size())]);
     }
+    case Param::prefetch:
+      x.prefetch = !p.prefetch;
+      return x;
     case Param::parallel: {
       if (!space_.parallel) return x;
       std::vector<ParOption> others;

@@ -83,6 +83,11 @@ void LocalSearch::start() {
     plans.push_back(csa_.output_stationary);
     plans.back().fence = f;
   }
+  // The output-stationary plan with Pf(w) too (config.h), where it applies.
+  if (prefetch_loop(csa_.output_stationary) >= 0) {
+    plans.push_back(csa_.output_stationary);
+    plans.back().prefetch = true;
+  }
   plans.push_back(csa_.streaming);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {
