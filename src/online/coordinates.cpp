@@ -129,7 +129,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   if (suffix.size() != c.specs.size() - m + 1 || !std::equal(suffix.begin(), suffix.end(), c.specs.begin() + long(m - 1)))
     return std::nullopt;
 
-  if (!fence_fits(c.fence, ch.uk)) return std::nullopt;
+  if (!fence_fits(c.fence, ch.uk) || (c.prefetch && prefetch_loop(c) < 0)) return std::nullopt;
   Point p;
   p.choice = ci;
   p.fence = c.fence;

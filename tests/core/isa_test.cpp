@@ -211,7 +211,11 @@ INSTANTIATE_TEST_SUITE_P(
                            "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k)]"},
                       Case{"K=16,C=6,H=9,R=3,stride=2",
                            "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
-                      Case{"K=10,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"}));  // K padded to 16
+                      Case{"K=10,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},  // K padded to 16
+                      // Pf(w): the ISA's prefetch template, for a c loop and for a k loop over an Lseq.
+                      Case{"K=16,C=8,H=6,R=3", "[T(2,c), T(6,h), T(6,w), T(4,c), U(3,s), U(3,r), U(2,k), V(k), Pf(w)]"},
+                      Case{"K=16,C=4,H=34,R=1",
+                           "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w)]"}));
 
 }  // namespace
 }  // namespace convtune

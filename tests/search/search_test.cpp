@@ -34,8 +34,8 @@ ClassTable small_table() {
 
 Space space_of(const std::string& shape) { return build_space(parse_shape(shape), small_table(), 16); }
 
-const std::string kMid = "K=64,C=4,H=10,W=4,R=1";   // 18516 configurations
-const std::string kTiny = "K=32,C=4,H=10,W=2,R=1";  // 978 configurations
+const std::string kMid = "K=64,C=4,H=10,W=4,R=1";   // 18516 configurations without Pf(w)
+const std::string kTiny = "K=32,C=4,H=10,W=2,R=1";  // 1944 configurations (978 without Pf(w))
 
 ClassTable shipped_table() { return read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json"); }
 
@@ -173,6 +173,52 @@ TEST(Coordinates, TapFenceIsAParameter) {
   Config bad = v.to_config(v.with_choice(p, plain));
   bad.fence = TapFence::s;
   EXPECT_FALSE(v.from_config(bad));
+}
+
+// Pf(w) (config.h) is a parameter: a neighbour switches it, the text
+// round-trips, and a point without a k or c loop above the reuse loop prints
+// none (and a configuration that asks for it there has no point).
+TEST(Coordinates, PrefetchIsAParameter) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  std::mt19937_64 rng(5);
+  int with = 0, switched = 0;
+  for (int i = 0; i < 50; ++i) {
+    const Point p = v.random_point(rng);
+    const Config c = v.to_config(p);
+    with += c.prefetch;
+    EXPECT_EQ(c.prefetch, p.prefetch && prefetch_loop(c) >= 0) << to_string(c);
+    for (const Neighbor& n : v.neighbors(p, rng))
+      if (n.move.param.kind == Param::prefetch) {
+        ++switched;
+        EXPECT_NE(v.to_config(n.point).prefetch, c.prefetch) << to_string(c);
+        EXPECT_EQ(v.to_config(n.point).specs, c.specs);
+      }
+    const Point q = v.random_step(p, {Param::prefetch, Dim::n}, rng);
+    EXPECT_NE(q.prefetch, p.prefetch);
+    const std::optional<Point> back = v.from_config(parse_config(to_string(v.to_config(q))));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(v.to_config(*back), v.to_config(q));
+  }
+  EXPECT_GT(with, 10);       // sampled half the time
+  EXPECT_LT(with, 40);
+  EXPECT_GT(switched, 40);  // wherever the point has the loop
+  // A point whose microkernel and reuse loop cover k and c leaves Pf(w) no
+  // loop (kTiny has 12 such configurations).
+  const Space tiny = space_of(kTiny);
+  const CoordinateView t(tiny);
+  int without = 0;
+  for (int i = 0; i < 5000 && without == 0; ++i) {
+    Point p = t.random_point(rng);
+    p.prefetch = true;
+    Config c = t.to_config(p);
+    if (prefetch_loop(c) >= 0) continue;
+    ++without;
+    EXPECT_FALSE(c.prefetch) << to_string(c);
+    c.prefetch = true;
+    EXPECT_FALSE(t.from_config(c)) << to_string(c);
+  }
+  EXPECT_EQ(without, 1);
 }
 
 // Issue 12: with --threads 2 the P option is a parameter of its own, and
