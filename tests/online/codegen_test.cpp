@@ -256,6 +256,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=32,C=8,H=8,R=3", "[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"},
         // A masked K tail inside one thread's share.
         Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
+        // Pf(w) below a P: each thread counts its own calls' shares.
+        Case{"K=64,C=8,H=6,R=3", "[P(2,h), T(2,k), T(3,h), T(6,w), T(2,c), T(4,c), U(3,s), U(3,r), U(2,k), V(k), Pf(w)]"},
         // Uneven: 17 rows on 2 threads (9 + 8), pad 1 at both ends; 3 k vectors
         // with a masked tail on 2 threads; an uneven P collapsed with an even one.
         Case{"K=16,C=4,H=17,R=3", "[P(17,h,2), T(17,w), T(3,r), T(3,s), T(4,c), V(k)]"},
