@@ -42,7 +42,7 @@
 // Pf(w) (beyond 000; issue 11): last of all, after V(k) and any fence: the
 // calls prefetch the weights the next iteration of the innermost k or c loop
 // above the microkernel will read, each call a share of that block spread
-// over its c steps (codegen.cpp emit_call). A block's calls find it in cache
+// over its c steps (codegen.cpp plan_prefetch). A block's calls find it in cache
 // instead of stalling on it (resnet18-12: 9.4 MB of weights from L3, read in
 // bursts by the first of 7 columns; 180 -> 213 GFLOP/s of real multiply-adds).
 // That loop must be a T or R (not a P: its next iteration is another thread's),
