@@ -341,10 +341,13 @@ struct Gen {
     }
     int64_t count = s.kind == SpecKind::R ? r_count(i) : s.factor;
     int64_t step = extent(i + 1, s.dim, alpha);
-    if (count == 1) {  // degenerate loop (000 §2): no code
-      if (int(i) == pf_loop) body += ind(depth) + "{\n" + ind(depth + 1) + "long pfg = 0;  /* Pf(w) */\n";
-      emit(i + 1, depth + (int(i) == pf_loop), alpha);
-      if (int(i) == pf_loop) body += ind(depth) + "}\n";
+    // Pf(w)'s loop: the calls of one iteration count their shares in pfg.
+    const bool pf_here = int(i) == pf_loop;
+    const std::string pfg = "long pfg = 0;  /* Pf(w): calls of this iteration so far */\n";
+    if (count == 1) {  // degenerate loop (000 §2): no code, but a block for pfg
+      if (pf_here) body += ind(depth) + "{\n" + ind(depth + 1) + pfg;
+      emit(i + 1, depth + pf_here, alpha);
+      if (pf_here) body += ind(depth) + "}\n";
       return;
     }
     int lv = ++level[di(s.dim)];
@@ -352,7 +355,7 @@ struct Gen {
     if (s.kind == SpecKind::P) body += omp_pragma(i);
     body += ind(depth) + fmt::format("for (long {0} = 0; {0} < {1}; ++{0}) {{  /* {2} */\n", var, count,
                                      to_string(s));
-    if (int(i) == pf_loop) body += ind(depth + 1) + "long pfg = 0;  /* Pf(w): calls of this iteration so far */\n";
+    if (pf_here) body += ind(depth + 1) + pfg;
     push(s.dim, Term{step == 1 ? var : fmt::format("{} * {}", var, step), 0, count, step});
     emit(i + 1, depth + 1, alpha);
     terms[di(s.dim)].pop_back();

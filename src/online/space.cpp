@@ -483,7 +483,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
   c.fence = ch.fence;  // the form the profile measured fastest; local searches tune it from there
   // Pf(w) half the time where it applies: it pays where weights stream from
-  // beyond L2 (resnet18-12: 1.04 -> 1.18 of oneDNN) and costs a little elsewhere.
+  // beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN, bench/results/xeon-125db74-100) and costs a little elsewhere.
   c.prefetch = prefetch_loop(c) >= 0 && draw(2) == 1;
   return c;
 }

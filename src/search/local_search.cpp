@@ -46,9 +46,9 @@ void LocalSearch::move_to(const Point& p, std::optional<Move> m) {
   std::vector<Neighbor> nb = view_.neighbors(p, rng_);
   std::shuffle(nb.begin(), nb.end(), rng_);
   // Pf(w) switched goes first: one trial tells whether the point's weights
-  // stream from beyond L2 (resnet18-12's best: 1.04 -> 1.18 of oneDNN with
-  // it; 1x1 layers whose weights fit lose a few %), and every later
-  // neighbour then starts from the better form.
+  // stream from beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN with it; 1x1
+  // layers whose weights fit lose a few %), and every later neighbour then
+  // starts from the better form.
   std::stable_partition(nb.begin(), nb.end(), [](const Neighbor& x) { return x.move.param.kind == Param::prefetch; });
   for (const Neighbor& x : nb) queue_.push_back({x.point, x.move});
 }
