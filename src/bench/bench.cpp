@@ -34,6 +34,7 @@
 #include "convtune/online/log_machine.h"
 #include "check.h"
 #include "pinned.h"
+#include "report_text.h"
 
 namespace convtune {
 
@@ -75,10 +76,6 @@ Record best_from_log(const std::string& path, const Shape& shape, int threads, E
                             d.records));
   *trials = d.records;
   return d.record;
-}
-
-void note(bool quiet, const std::string& text) {
-  if (!quiet) std::fprintf(stderr, "convtune: %s\n", text.c_str());
 }
 
 }  // namespace
@@ -241,8 +238,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (libxsmm) impls.emplace_back(&lx, [&] { libxsmm->run(); });
   std::string names;
   for (const auto& [e, call] : impls) names += (names.empty() ? "" : ", ") + e->name;
-  note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names, t.repeat,
-                            res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
+  bench_note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names,
+                                  t.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
   // Each measurement with the clock probe beside it: the ratios compare the
   // implementations' speeds, not the moments at which each one ran.
   const TimingProtocol one{t.min_repeat_ms, 1, 1, probe.call()};

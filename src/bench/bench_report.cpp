@@ -4,18 +4,11 @@
 
 #include "convtune/bench/bench.h"
 #include "convtune/core/machine.h"
+#include "report_text.h"
 
 namespace convtune {
 
 namespace {
-
-std::string json_key(const std::string& name) {
-  if (name == "oneDNN") return "onednn";
-  if (name == "im2col+OpenBLAS") return "im2col_blas";
-  if (name == "XNNPACK") return "xnnpack";
-  if (name == "LIBXSMM") return "libxsmm";
-  return name;
-}
 
 // convtune's GFLOP/s over oneDNN's; 0 when either did not run.
 double ratio(const BenchResult& r) {
@@ -91,7 +84,7 @@ std::string bench_json(const BenchResult& r) {
            {"real_gflops", rg},       {"real_percent_peak", 100 * rg / r.peak_gflops},
            {"max_error", e.max_error}};
     }
-    j[json_key(e.name)] = x;
+    j[bench_json_key(e.name)] = x;
   }
   double q = ratio(r);
   j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);

@@ -25,6 +25,7 @@
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
+#include "convtune/core/text.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
 #include "convtune/execution/measure.h"
@@ -32,6 +33,7 @@
 #include "convtune/execution/workdir.h"
 #include "convtune/online/tune.h"
 #include "pinned.h"
+#include "report_text.h"
 
 namespace convtune {
 
@@ -137,9 +139,7 @@ std::map<std::string, KernelNote> kernel_notes(const std::string& dir, const Fou
 // epilogue (with a bias, maybe a residual), and the baselines here time the
 // plain convolution, so the comparison would not be of equal work.
 void check_plain_library(const std::string& dir, const FoundLibrary& lib) {
-  std::string upper = lib.name;
-  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  const std::string define = fmt::format("#define {0}_LIBRARY_EPILOGUE {0}_EPILOGUE_", upper);
+  const std::string define = fmt::format("#define {0}_LIBRARY_EPILOGUE {0}_EPILOGUE_", upper(lib.name));
   std::istringstream lines(read_text(dir + "/" + lib.name + ".h"));
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind(define, 0) != 0) continue;
@@ -195,10 +195,6 @@ struct Layer {
   AlignedFloats packed, out;  // aligned as oneDNN's own output (core/aligned.h)
   std::unique_ptr<Baseline> onednn, xnnpack;
 };
-
-void note(bool quiet, const std::string& text) {
-  if (!quiet) std::fprintf(stderr, "convtune: %s\n", text.c_str());
-}
 
 }  // namespace
 
@@ -363,8 +359,8 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   auto xn_call = [&](size_t i) { layers[i].xnnpack->run(); };
   const TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
   auto time = [&](BenchEntry* e, const std::string& what, const std::function<void()>& call) {
-    note(opt.quiet, fmt::format("bench --library: timing {} {} on CPU{} {}", e->name, what,
-                                res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
+    bench_note(opt.quiet, fmt::format("bench --library: timing {} {} on CPU{} {}", e->name, what,
+                                      res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
     const Timing tm = time_calls(call, protocol);
     e->seconds = tm.median_s;
     e->samples = tm.samples_s;

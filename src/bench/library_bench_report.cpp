@@ -9,18 +9,13 @@
 
 #include "convtune/bench/library_bench.h"
 #include "convtune/core/machine.h"
+#include "report_text.h"
 
 namespace convtune {
 
 namespace {
 
 const char* const kNames[] = {"library", "oneDNN", "XNNPACK"};
-
-std::string json_key(const std::string& name) {
-  if (name == "oneDNN") return "onednn";
-  if (name == "XNNPACK") return "xnnpack";
-  return name;
-}
 
 // The other's time over the library's (above 1: the library is faster); 0
 // when either did not run.
@@ -106,7 +101,7 @@ std::string library_bench_json(const LibraryBenchResult& r) {
   for (const auto& l : r.layers) {
     nlohmann::json x = {{"layer", l.layer}, {"shape", l.shape.to_string()}, {"count", l.count},
                         {"flops", l.shape.flops()}};
-    for (const auto& e : l.entries) x[json_key(e.name)] = entry_json(e);
+    for (const auto& e : l.entries) x[bench_json_key(e.name)] = entry_json(e);
     x["ratio_library_onednn"] = ratio_json(speed_ratio(l.find("library"), l.find("oneDNN")));
     x["ratio_library_xnnpack"] = ratio_json(speed_ratio(l.find("library"), l.find("XNNPACK")));
     j["layers"].push_back(x);
@@ -118,7 +113,7 @@ std::string library_bench_json(const LibraryBenchResult& r) {
     nlohmann::json x = entry_json(e);
     if (e.ran()) x.erase("max_error");  // checked per layer
     if (const double s = r.sum_of_layers(e.name); s > 0) x["sum_of_layers_seconds"] = s;
-    total[json_key(e.name)] = x;
+    total[bench_json_key(e.name)] = x;
   }
   j["total"] = total;
   // As bench's ratio_convtune_onednn: the other's time over the library's.

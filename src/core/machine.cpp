@@ -18,17 +18,11 @@
 
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
+#include "convtune/core/text.h"
 
 namespace convtune {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
 
 std::string read_line(const std::string& path) {
   std::ifstream f(path);

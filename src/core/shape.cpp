@@ -13,6 +13,7 @@
 
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
+#include "convtune/core/text.h"
 
 namespace convtune {
 namespace {
@@ -81,11 +82,6 @@ int64_t valid_pairs(int64_t in, int64_t out, int64_t kernel, int64_t stride, int
     if (hi >= lo) total += hi - lo + 1;
   }
   return total;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -229,6 +225,9 @@ bool is_unsupported_field(const std::string& key) {
 }  // namespace
 
 Shape parse_shape(const std::string& text) {
+  // Only spaces and tabs are blanks here: a control character stays in the
+  // field and shows as '?' in the error (MessagesStayOneLine).
+  const auto trim = [](const std::string& t) { return convtune::trim(t, " \t"); };
   if (trim(text).empty())
     throw Error("shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3");
   Shape s;

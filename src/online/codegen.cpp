@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/text.h"
 #include "convtune/offline/ukernel.h"
 #include "convtune/offline/ukernel_codegen.h"
 
@@ -27,11 +28,6 @@ namespace convtune {
 namespace {
 
 int di(Dim d) { return static_cast<int>(d); }
-
-std::string upper(std::string s) {
-  for (auto& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 // One loop's contribution to an offset along a dimension: base + v*step for
 // v < count, spelled `text` in C.

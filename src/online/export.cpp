@@ -18,6 +18,7 @@
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
+#include "convtune/core/text.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/subprocess.h"
 #include "convtune/execution/workdir.h"
@@ -36,11 +37,6 @@ std::string c_identifier(const std::string& text) {
   for (auto& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "c_" + s;
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (auto& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   return s;
 }
 

@@ -11,12 +11,6 @@ namespace convtune {
 
 namespace {
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / double(v.size());
-}
-
 class DropletSearch : public LocalSearch {
  public:
   using LocalSearch::LocalSearch;

@@ -30,12 +30,6 @@ double beta_cf(double a, double b, double x) {
   return h;
 }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / double(v.size());
-}
-
 double variance(const std::vector<double>& v) {  // sample variance (n - 1)
   const double m = mean(v);
   double s = 0;
@@ -44,6 +38,12 @@ double variance(const std::vector<double>& v) {  // sample variance (n - 1)
 }
 
 }  // namespace
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / double(v.size());
+}
 
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;

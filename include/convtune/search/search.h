@@ -69,6 +69,8 @@ struct CsaPlan {
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
 
+/// The arithmetic mean of a non-empty sample (Droplet's move rule compares two).
+double mean(const std::vector<double>& v);
 /// Welch's two-sample t-test (unequal variances): the two-sided p-value of
 /// "same mean"; 1 when either sample has fewer than two values.
 double welch_p_value(const std::vector<double>& a, const std::vector<double>& b);
