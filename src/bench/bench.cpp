@@ -148,7 +148,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
                             built.log.substr(0, built.log.find('\n'))));
-  const double one_core_peak = Runner(isa, false, res.cpu, wd.path()).peak_gflops();  // its own process, as in tune
+  const double one_core_peak =
+      Runner(isa, false, res.cpu, wd.path()).peak_gflops(peak_min_ms(t.min_repeat_ms));  // its own process, as in tune
   res.peak_gflops = one_core_peak * t.threads;
   ClockProbe probe(isa, one_core_peak);
   res.machine = detect_machine().cpu_model;

@@ -386,7 +386,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
   }
 }
 
-double Runner::peak_gflops() {
+double Runner::peak_gflops(double min_ms) {
   if (peak_exe_.empty()) {
     // ct_peak is in the driver's objects already (the constructor).
     const std::string src = dir_ + "/peak_main.c", exe = dir_ + "/peak_" + isa_.name;
@@ -398,7 +398,7 @@ double Runner::peak_gflops() {
   }
   // Emulated: short, the emulator's speed means nothing.
   const long iters = emulated_ ? 20000 : 200000;
-  const TimingProtocol p = emulated_ ? TimingProtocol{50, 3, 1} : TimingProtocol{200, 5, 1};
+  const TimingProtocol p = emulated_ ? TimingProtocol{std::min(50.0, min_ms), 3, 1} : TimingProtocol{min_ms, 5, 1};
   const double limit = emulated_ ? 120 : 60;
   std::vector<std::string> argv = command(peak_exe_, true);  // one core: tune scales it by the threads
   for (const std::string& a : {std::string("peak"), std::to_string(iters), fmt::format("{}", p.min_ms),

@@ -200,7 +200,7 @@ TuneResult run_tune(const TuneOptions& opt) {
 
   WorkDir wd("tune", opt.keep_dir);
   Runner runner(isa, res.emulated, cpu, wd.path(), opt.threads);  // native or under qemu: one path (runner.h)
-  res.peak_gflops = runner.peak_gflops() * opt.threads;  // N cores' peak
+  res.peak_gflops = runner.peak_gflops(peak_min_ms(opt.min_repeat_ms)) * opt.threads;  // N cores' peak
   if (!opt.quiet) {
     if (!opt.isa_note.empty()) std::fprintf(stderr, "convtune: %s\n", opt.isa_note.c_str());
     if (runner.emulated())
@@ -338,7 +338,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   // The peak again: a job sharing the core (or its sibling vCPU) during the
   // tune shows as a different figure, and every % of peak is then suspect.
   if (!runner.emulated() && res.new_trials > 0 && !res.interrupted) {
-    res.peak_end_gflops = runner.peak_gflops() * opt.threads;
+    res.peak_end_gflops = runner.peak_gflops(peak_min_ms(opt.min_repeat_ms)) * opt.threads;
     const double drift = std::abs(res.peak_end_gflops - res.peak_gflops) / res.peak_gflops;
     if (drift > 0.05)
       notes.push_back(fmt::format("the peak moved from {:.1f} to {:.1f} GFLOP/s during the tune: another job may "

@@ -6,7 +6,7 @@
 #include "convtune/execution/runner.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::runner_test {
 namespace {
 
 ProcResult exited(int code, std::vector<std::string> lines) {
@@ -135,7 +135,11 @@ TEST(DriverProtocol, RealExecutables) {
   }
   EXPECT_DOUBLE_EQ(r.seconds, median(r.samples));
   EXPECT_DOUBLE_EQ(r.wall_seconds, median(wall));
-  runner.peak_gflops();  // a second peak does not move the reference
+  // A second peak, as short as a quick tune's (--min-repeat-ms 5): near the
+  // first, and it does not move the reference.
+  const double quick_peak = runner.peak_gflops(peak_min_ms(5));
+  EXPECT_GT(quick_peak, 0.5 * ref);
+  EXPECT_LT(quick_peak, 2 * ref);
   EXPECT_EQ(runner.reference_gflops(), ref);
   r = runner.run_conv(build("wrong", "for (int k = 0; k < 8; ++k) out[k] = in[0] * w[k] + (k == 5);"), quick, 10);
   EXPECT_EQ(r.status, "wrong_result");
@@ -172,6 +176,13 @@ TEST(DriverProtocol, RealExecutables) {
 }
 
 // A 1-channel 3x3 convolution with pad 1, computed by hand at two points.
+TEST(PeakLength, TwiceTheCandidatesMeasurementAtMostTheDefault) {
+  EXPECT_EQ(peak_min_ms(100), kPeakMinMs);  // tune's and bench's defaults: 200 ms, as before
+  EXPECT_EQ(kPeakMinMs, 200);
+  EXPECT_EQ(peak_min_ms(1), 2);
+  EXPECT_EQ(peak_min_ms(60000), kPeakMinMs);
+}
+
 TEST(Reference, PointsMatchAHandComputation) {
   Shape s = parse_shape("K=1,C=1,H=3,R=3");
   ProblemData p = ProblemData::make(s, 0, 3);
@@ -192,4 +203,4 @@ TEST(Reference, PointsMatchAHandComputation) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::runner_test

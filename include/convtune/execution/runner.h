@@ -7,6 +7,7 @@
 // under qemu-user -- pins itself, checks the code against a reference, times it
 // with the one timing protocol and reports one JSON object per line. A crash,
 // hang, wrong result or failure to start is a status, never the tuner's death.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -21,6 +22,14 @@
 #include "convtune/offline/ukernel_codegen.h"
 
 namespace convtune {
+
+/// How long one measurement of the peak loop lasts by default (ms).
+inline constexpr double kPeakMinMs = 200;
+/// The peak loop's measurement length for candidates timed with min_ms: twice
+/// theirs, at most kPeakMinMs (at the defaults, 100 -> 200). A quick run
+/// (--min-repeat-ms 1, as the tests use) does not spend seconds on a peak
+/// that its candidates' figures cannot resolve anyway.
+inline double peak_min_ms(double candidate_min_ms) { return std::min(kPeakMinMs, 2 * candidate_min_ms); }
 
 /// The operands of one layer and reference values at the checked points; the
 /// runner writes them to a file every candidate's driver reads.
@@ -131,7 +140,9 @@ class Runner {
   /// The peak loop (peak.h), linked into every executable: its median
   /// GFLOP/s on one core (the highest CPU of the set); the first becomes the
   /// reference of run_conv's clock probe. Throws Error when it does not run.
-  double peak_gflops();
+  /// One measurement lasts at least min_ms (the median of 5): tune and bench
+  /// pass peak_min_ms(their --min-repeat-ms), the profile the default.
+  double peak_gflops(double min_ms = kPeakMinMs);
   /// The first peak_gflops() result (0 before it).
   double reference_gflops() const { return reference_gflops_; }
   /// The CPUs executables pin themselves to (empty: not pinned).
