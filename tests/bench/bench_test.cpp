@@ -17,7 +17,7 @@
 #include "convtune/core/shape.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::bench_test {
 namespace {
 
 using test::run_cli;
@@ -329,4 +329,4 @@ TEST(Bench, TuneEndsWithTheOnednnComparison) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::bench_test

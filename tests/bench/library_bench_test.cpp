@@ -22,7 +22,7 @@
 #include "convtune/online/tune.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::library_bench_test {
 namespace {
 
 using test::run_cli;
@@ -267,4 +267,4 @@ TEST(LibraryBench, ErrorLines) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::library_bench_test

@@ -7,7 +7,7 @@
 #include "convtune/core/isa.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::cli_test {
 namespace {
 
 using test::run_cli;
@@ -130,4 +130,4 @@ TEST(CliProfile, QuickProfileWritesTheTable) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::cli_test

@@ -12,7 +12,7 @@
 #include "convtune/online/records.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::cluster_cli_test {
 namespace {
 
 using test::run_cli;
@@ -117,4 +117,4 @@ TEST(ClusterCli, AJobsLogMergedIntoAStoreFeedsResumeAndBench) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::cluster_cli_test

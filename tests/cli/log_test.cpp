@@ -17,7 +17,7 @@
 #include "convtune/online/records.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::log_test {
 namespace {
 
 using test::run_cli;
@@ -185,9 +185,9 @@ TEST(Log, KillNineLosesNoRecordAndResumeCompletes) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::log_test
 
-namespace convtune {
+namespace convtune::log_test {
 namespace {
 
 // The lock held by another process (this test) refuses tune and profile at
@@ -216,4 +216,4 @@ TEST(Log, LockedLogAndTableAreRefused) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::log_test

@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::options_test {
 namespace {
 
 using test::run_cli;
@@ -123,9 +123,9 @@ TEST(CliOptions, JsonErrorIsAJsonLineOnStdout) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::options_test
 
-namespace convtune {
+namespace convtune::options_test {
 namespace {
 
 // std::bad_alloc (here a shape whose buffers exceed the address-space limit)
@@ -166,4 +166,4 @@ TEST(CliFailures, OutOfMemoryIsOneLineAndCleansUp) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::options_test

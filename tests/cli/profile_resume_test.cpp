@@ -18,7 +18,7 @@
 #include "background.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::profile_resume_test {
 namespace {
 
 using nlohmann::json;
@@ -230,4 +230,4 @@ TEST_F(ProfileResume, ACompilerOnAFullDiskIsOneClearError) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::profile_resume_test

@@ -9,7 +9,7 @@
 #include "background.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::tune_network_test {
 namespace {
 
 size_t count_of(const std::string& text, const std::string& what) {
@@ -44,4 +44,4 @@ TEST(CliTuneNetwork, TheTableWarningComesOncePerRun) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::tune_network_test

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace convtune {
+namespace convtune::aligned_test {
 namespace {
 
 // Every size starts on a 64-byte line, also after growing (a copy).
@@ -19,4 +19,4 @@ TEST(AlignedFloats, StartOnACacheLine) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::aligned_test

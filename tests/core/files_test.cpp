@@ -13,7 +13,7 @@
 #include "convtune/core/files.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::files_test {
 namespace {
 
 using test::error_of;
@@ -126,4 +126,4 @@ TEST(FileLock, SecondHolderIsRefusedUntilTheFirstDies) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::files_test

@@ -16,7 +16,7 @@
 #include "convtune/offline/ukernel.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::isa_test {
 namespace {
 
 TEST(IsaSpace, Avx2ScaledTo16Registers) {
@@ -218,4 +218,4 @@ INSTANTIATE_TEST_SUITE_P(
                            "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w)]"}));
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::isa_test

@@ -8,7 +8,7 @@
 
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::machine_id_test {
 namespace {
 
 TEST(MachineId, KeyIsFnv1aOfModelFlagsAndCores) {
@@ -75,4 +75,4 @@ TEST(MachineId, JsonRoundTripAndBadInput) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::machine_id_test

@@ -10,7 +10,7 @@
 
 #include "convtune/core/error.h"
 
-namespace convtune {
+namespace convtune::machine_test {
 namespace {
 
 TEST(MachineCaches, SourceIsRecordedAndSizesAreConsistent) {
@@ -75,4 +75,4 @@ TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::machine_test

@@ -9,7 +9,7 @@
 #include "convtune/core/isa.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::shape_cli_test {
 namespace {
 
 using test::run_cli;
@@ -71,4 +71,4 @@ TEST(ShapeCli, NoMicrokernelCanTileAPrimeOutput) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::shape_cli_test

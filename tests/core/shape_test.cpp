@@ -8,7 +8,7 @@
 #include "convtune/core/shape.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::shape_test {
 namespace {
 
 using test::error_of;
@@ -260,4 +260,4 @@ TEST(ParseShape, MessagesStayOneLine) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::shape_test

@@ -9,7 +9,7 @@
 #include "convtune/execution/runner.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::compiler_test {
 namespace {
 
 TEST(Compiler, NoOutputFileIsAFailure) {
@@ -70,4 +70,4 @@ TEST(Compiler, RunnerRefusesACompilerWithoutOutput) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::compiler_test

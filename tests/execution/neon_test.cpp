@@ -17,7 +17,7 @@
 #include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::neon_test {
 namespace {
 
 // What stops emulation here ("" when nothing), checked once.
@@ -235,4 +235,4 @@ TEST(NeonCli, EmulatedProfileAndTuneEndToEnd) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::neon_test

@@ -9,7 +9,7 @@
 
 #include "convtune/execution/subprocess.h"
 
-namespace convtune {
+namespace convtune::subprocess_test {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -87,4 +87,4 @@ TEST(Subprocess, ConcurrentChildrenDoNotHoldEachOthersPipes) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::subprocess_test

@@ -7,7 +7,7 @@
 #include "convtune/execution/measure.h"
 #include "timing.h"
 
-namespace convtune {
+namespace convtune::timing_test {
 namespace {
 
 struct Sim {
@@ -109,4 +109,4 @@ TEST(TimingProtocol, AtReferenceScalesEachSampleByItsProbe) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::timing_test

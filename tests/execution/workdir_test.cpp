@@ -10,7 +10,7 @@
 #include "convtune/execution/workdir.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::workdir_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,4 +110,4 @@ TEST(WorkDir, KilledTuneLeavesNothingBehindTheNextRun) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::workdir_test

@@ -10,7 +10,7 @@
 #include "convtune/models/onnx_model.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::onnx_model_test {
 namespace {
 
 using test::run_cli;
@@ -116,4 +116,4 @@ TEST(OnnxModel, WithoutTheLibraryOnnxSaysWhatToInstall) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::onnx_model_test

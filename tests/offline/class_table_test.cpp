@@ -18,7 +18,7 @@
 #include "convtune/offline/table_report.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::class_table_test {
 namespace {
 
 using test::TempDir;
@@ -544,4 +544,4 @@ TEST(MachineInfoTest, PinToMissingCpuFails) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::class_table_test

@@ -10,7 +10,7 @@
 #include "convtune/offline/profile_journal.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::profile_journal_test {
 namespace {
 
 ProfileJournalHeader header() {
@@ -218,4 +218,4 @@ TEST(ProfileJournal, AResumeMustMatchTheStartedRun) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::profile_journal_test

@@ -11,7 +11,7 @@
 #include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::profile_test {
 namespace {
 
 TEST(ProfileUnit, WrongAndCrashingMicrokernelsAreRecordedAndTheRestMeasured) {
@@ -51,4 +51,4 @@ TEST(ProfileUnit, ThePeakLoopRuns) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::profile_test

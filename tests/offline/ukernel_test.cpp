@@ -18,7 +18,7 @@
 #include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::ukernel_test {
 namespace {
 
 TEST(UkernelName, RoundTrip) {
@@ -254,4 +254,4 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
 INSTANTIATE_TEST_SUITE_P(Isas, UkernelCodegen, ::testing::Values("avx512", "avx2", "neon"));
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::ukernel_test

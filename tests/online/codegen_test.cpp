@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-namespace convtune {
+namespace convtune::codegen_test {
 namespace {
 
 struct Case {
@@ -475,4 +475,4 @@ TEST(ConvCodegenText, InvalidConfigIsRejected) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::codegen_test

@@ -11,7 +11,7 @@
 #include "convtune/core/shape.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::config_test {
 namespace {
 
 using test::error_of;
@@ -430,4 +430,4 @@ TEST(Validate, Divisibility) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::config_test

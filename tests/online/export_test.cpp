@@ -24,7 +24,7 @@
 #include "convtune/online/tune.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::export_test {
 namespace {
 
 using test::run_cli;
@@ -505,4 +505,4 @@ TEST(ExportErrors, DefaultLibraryNames) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::export_test

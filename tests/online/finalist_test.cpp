@@ -15,7 +15,7 @@
 #include "convtune/online/finalist.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::finalist_test {
 namespace {
 
 using test::run_cli;
@@ -243,4 +243,4 @@ TEST(Finalists, ResumedFinalistsAreRebuiltAndAFailingOneDropped) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::finalist_test

@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::log_machine_test {
 namespace {
 
 MachineId machine(const std::string& model, int cores) {
@@ -60,4 +60,4 @@ TEST(LogMachine, AnotherMachinesLogIsRefusedNamingBoth) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::log_machine_test

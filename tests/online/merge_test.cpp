@@ -21,7 +21,7 @@
 
 namespace fs = std::filesystem;
 
-namespace convtune {
+namespace convtune::merge_test {
 namespace {
 
 using test::error_of;
@@ -238,4 +238,4 @@ TEST(Merge, AStoreLogThatATuneHoldsIsRefused) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::merge_test

@@ -10,7 +10,7 @@
 #include "convtune/online/records.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::records_test {
 namespace {
 
 using test::error_of;
@@ -167,4 +167,4 @@ TEST(Records, AppendReportsTheRealErrno) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::records_test

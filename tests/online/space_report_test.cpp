@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::space_report_test {
 namespace {
 
 using test::uk;
@@ -39,4 +39,4 @@ TEST(SpaceReport, MoreThreadsThanWorkIsNoted) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::space_report_test

@@ -13,7 +13,7 @@
 #include "convtune/core/error.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::space_test {
 namespace {
 
 using test::error_of;
@@ -527,4 +527,4 @@ TEST(Space, DeterministicChoiceOrder) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::space_test

@@ -15,7 +15,7 @@
 #include "convtune/online/tune.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::tune_test {
 namespace {
 
 using test::run_cli;
@@ -269,4 +269,4 @@ TEST(Tune, InterruptKeepsTheLogWhole) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::tune_test

@@ -7,7 +7,7 @@
 #include "convtune/core/error.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::warm_start_test {
 namespace {
 
 using test::error_of;
@@ -79,4 +79,4 @@ TEST(WarmStart, WrongLogsAreOneLineErrors) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::warm_start_test

@@ -15,7 +15,7 @@
 #include "convtune/search/search.h"
 #include "test_util.h"
 
-namespace convtune {
+namespace convtune::search_test {
 namespace {
 
 using test::uk;
@@ -764,4 +764,4 @@ TEST(Csa, SearchInfoInRecords) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::search_test
