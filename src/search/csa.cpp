@@ -140,6 +140,40 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
   return c;
 }
 
+// Where one k tile's weights over the whole C outgrow L1 (3x3 layers with C
+// of 256 and more), each output-stationary call streams them from L2. oneDNN's
+// brgconv blocks the input channels as well; here the C loop goes above the
+// output tiles in blocks whose weights fit L1, the output tiles of one k tile
+// stay in L2 across the blocks, and Pf(w) brings the next block in while the
+// calls of this one run (config.h). On the Xeon of stop 28, yolo9000-18's
+// 100-trial winner (the whole C under each call) ran at 1.00 of oneDNN, this
+// plan with its microkernel, [T(16,k), T(32,c), T(17,w), Lseq(h,..), T(16,c),
+// ...,Pf(w)], at 1.05-1.07, with blocks of 8 and 32 channels at 0.99 and 1.06;
+// resnet18-12's winner has the same form. Empty where the block would be the
+// whole C or one k tile's output does not fit L2.
+Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, double l1, double l2) {
+  const Shape& sh = space.shape;
+  auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
+  const double nf = double(ch.uk.k * space.lanes);
+  const int64_t steps = space.remaining(ch, Dim::c);  // reuse steps of ch.uk.c channels
+  const int64_t reuse = largest(steps, [&](int64_t r) { return nf * double(r * ch.uk.c * sh.R * sh.S) * kDt <= l1; });
+  const double out_bytes = nf * double(share(Dim::h) * ch.h_extent() * share(Dim::w) * ch.uk.w) * kDt;
+  if (reuse == steps || out_bytes > l2 * kBeta) return {};
+  Config c;
+  for (const Spec& ps : parallel_specs(par)) c.specs.push_back(ps);
+  for (const Spec& t : {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k)), tile(Dim::c, steps / reuse),
+                        tile(Dim::h, share(Dim::h)), tile(Dim::w, share(Dim::w))})
+    if (t.factor > 1) c.specs.push_back(t);
+  if (ch.pair) c.specs.push_back(lseq_spec(ch));
+  for (const Spec& t : {tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))})
+    if (t.factor > 1) c.specs.push_back(t);
+  for (const Spec& t : microkernel_specs(ch, reuse)) c.specs.push_back(t);
+  c.fence = ch.fence;
+  c.prefetch = prefetch_loop(c) >= 0;
+  validate_config(c, sh, space.lanes);
+  return c;
+}
+
 // A layer with few MACs per output (yolo9000-0: C = 3, 27 per output, a
 // 38 MB output) is bound by its stores. A one-row microkernel holding all K
 // stores w*K contiguous floats per call; CSA's pick there, k2w2h{5,6}, stores
@@ -242,6 +276,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   c.fence = ch.fence;
   validate_config(c, sh, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);
+  const Config blocked = c_blocked(space, ch, p.par, l1, l2);
   Config stream;
   if (const int sc = streaming_choice(space); sc >= 0) {
     const UkChoice& sch = space.choices[size_t(sc)];
@@ -278,7 +313,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["cost_ws"] = p.ws.cost;
   info["output_stationary"] = to_string(os);
   if (!stream.specs.empty()) info["streaming"] = to_string(stream);
-  return {c, os, stream, info};
+  if (!blocked.specs.empty()) info["c_blocked"] = to_string(blocked);
+  return {c, os, stream, blocked, info};
 }
 
 namespace {

@@ -1,8 +1,8 @@
 #pragma once
 // What the neighbourhood descents share (Droplet, 003 §3; hill climbing,
 // 004 §3): start at the fastest of the csa configuration (001 §4.1) and
-// its output-stationary twins (csa.cpp), or, after a resume, at the best point
-// measured; measure the current point's neighbours in the
+// the other start plans (csa.cpp; all measured before the first move), or,
+// after a resume, at the best point measured and the plans it lacks; measure the current point's neighbours in the
 // tuner's batches; after each batch move to the best neighbour if accept()
 // says so; at a point with no accepted neighbour start again from a random
 // point, so the whole budget is used; never propose a configuration twice.
@@ -28,6 +28,7 @@ class LocalSearch : public SearchStrategy {
   struct Entry {
     Point point;
     std::optional<Move> move;  // none: the current point itself
+    bool plan = false;         // a start plan (start()): all are measured before the first move
   };
 
   /// Whether the best neighbour of a batch replaces a current point that ran.
@@ -59,6 +60,7 @@ class LocalSearch : public SearchStrategy {
   std::set<std::string> pending_;
   std::map<std::string, Entry> batch_;
   std::string current_text_;
+  size_t plans_left_ = 0;  // start plans not yet proposed: no move before they ran
   bool started_ = false, filled_ = false;
   int64_t moves_ = 0, restarts_ = 0;
 };

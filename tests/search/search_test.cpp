@@ -610,6 +610,75 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
     }
 }
 
+// yolo9000-18 (C = 512, 3x3) with the shipped table: a k tile's weights over
+// the whole C are 64 x 512 x 9 x 4 B = 1.2 MB, read from L2 by every call of
+// the output-stationary plan. The c-blocked plan takes blocks of 16 channels
+// (64 x 16 x 9 x 4 B = 36 KiB <= 48 KiB L1; 32 would not fit) above the
+// output tiles, whose 17 x 17 x 64 x 4 B = 72 KiB per k tile stay in L2, and
+// prefetches the next block. yolo9000-2's output (272 x 272) does not fit L2:
+// no such plan there.
+TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
+  SearchOptions o;
+  o.l1d_bytes = 48 << 10;
+  o.l2_bytes = 2 << 20;
+  o.l3_bytes = 32 << 20;
+  Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
+  CsaPlan p = csa_plan(sp, o);
+  EXPECT_EQ(to_string(p.c_blocked), "[T(16,k), T(32,c), T(17,w), Lseq(h,[(1,5),(2,6)]), T(16,c), U(3,s), U(3,r), "
+                                    "U(a,h), U(4,k), V(k), F(s), Pf(w)]");
+  EXPECT_EQ(p.info["c_blocked"], to_string(p.c_blocked));
+  EXPECT_TRUE(CoordinateView(sp).from_config(p.c_blocked));
+  o.l1d_bytes = 96 << 10;  // twice the L1: blocks of 32 channels
+  EXPECT_EQ(to_string(csa_plan(sp, o).c_blocked), "[T(16,k), T(16,c), T(17,w), Lseq(h,[(1,5),(2,6)]), T(32,c), "
+                                                  "U(3,s), U(3,r), U(a,h), U(4,k), V(k), F(s), Pf(w)]");
+  o.l1d_bytes = 48 << 10;
+  EXPECT_TRUE(csa_plan(build_space(zoo_layer("yolo9000-2"), shipped_table(), 16), o).c_blocked.specs.empty());
+  EXPECT_FALSE(csa_plan(build_space(zoo_layer("yolo9000-2"), shipped_table(), 16), o).info.contains("c_blocked"));
+  Space sp2 = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16, 2);
+  CsaPlan p2 = csa_plan(sp2, o);
+  ASSERT_FALSE(p2.c_blocked.specs.empty());
+  EXPECT_EQ(p2.c_blocked.specs[0].kind, SpecKind::P) << to_string(p2.c_blocked);
+  EXPECT_TRUE(CoordinateView(sp2).from_config(p2.c_blocked)) << to_string(p2.c_blocked);
+}
+
+// With one candidate per batch (one compile job) every start plan is measured
+// before the descent first moves, and it moves to the fastest of them: the
+// c-blocked plan, last of them, here.
+TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
+  SearchOptions o;
+  o.l1d_bytes = 48 << 10;
+  o.l2_bytes = 2 << 20;
+  o.l3_bytes = 32 << 20;
+  Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
+  CsaPlan plan = csa_plan(sp, o);
+  ASSERT_FALSE(plan.c_blocked.specs.empty());
+  Config os_pf = plan.output_stationary;
+  os_pf.prefetch = true;
+  std::vector<Config> plans{plan.config, plan.output_stationary};
+  for (const Config& c : with_other_fences(plan.output_stationary)) plans.push_back(c);
+  plans.push_back(os_pf);
+  plans.push_back(plan.c_blocked);
+  for (const char* name : {"droplet", "hillclimb"}) {
+    auto s = make_strategy(name, sp, 1, o);
+    std::vector<Config> got;
+    while (s->info()["moves"] == 0) {
+      std::vector<Config> b = s->propose(1);
+      ASSERT_EQ(b.size(), 1u);
+      got.push_back(b[0]);
+      s->observe(b[0], {true, b[0] == plan.c_blocked ? 300.0 : b[0] == plan.output_stationary ? 200.0 : 100.0, {}});
+    }
+    EXPECT_EQ(got, plans) << name;
+    // The first proposal after the move is a neighbour of the c-blocked plan.
+    std::vector<Config> next = s->propose(1);
+    ASSERT_EQ(next.size(), 1u);
+    CoordinateView v(sp);
+    std::mt19937_64 rng(1);
+    bool neighbour = false;
+    for (const auto& n : v.neighbors(*v.from_config(plan.c_blocked), rng)) neighbour |= v.to_config(n.point) == next[0];
+    EXPECT_TRUE(neighbour) << name << ": " << to_string(next[0]);
+  }
+}
+
 // A resumed log that lacks start plans (written before they existed) has
 // them measured first, right after its best point; the ones it holds are
 // not measured again.

@@ -65,6 +65,7 @@ struct CsaPlan {
   Config config;
   Config output_stationary;
   Config streaming;
+  Config c_blocked;  // C in blocks whose weights fit L1, above the output tiles, with Pf(w); or empty
   nlohmann::json info;
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
