@@ -55,6 +55,19 @@ nlohmann::json Record::to_json() const {
 using nlohmann::json;
 using namespace json_field;  // NOLINT: the typed readers of a record's keys
 
+double relative_speed(const Record& r) { return r.peak_gflops > 0 ? r.gflops / r.peak_gflops : r.gflops; }
+
+Record at_peak(Record r, double peak) {
+  if (peak <= 0 || r.peak_gflops <= 0) return r;
+  const double f = peak / r.peak_gflops;
+  r.gflops *= f;
+  r.real_gflops *= f;
+  r.seconds /= f;
+  for (double& s : r.samples) s /= f;
+  r.peak_gflops = peak;
+  return r;
+}
+
 const std::vector<std::string>& record_statuses() {
   static const std::vector<std::string> v = {"ok", "compile_error", "wrong_result", "crash", "timeout", "load_error"};
   return v;

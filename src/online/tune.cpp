@@ -136,6 +136,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                             "another",
                             res.log_path, previous.size()));
   if (!opt.any_machine) check_log_machine(res.log_path, previous, here);
+  std::vector<Config> previous_configs;  // observed once this process's peak is known (below)
   for (size_t i = 0; i < previous.size(); ++i) {
     const Record& r = previous[i];
     auto at_line = [&](const std::string& what) {
@@ -164,13 +165,7 @@ TuneResult run_tune(const TuneOptions& opt) {
       throw at_line(fmt::format("configuration '{}' uses microkernels that the class table {} does not offer for "
                                 "this shape (resume with the log's --table)",
                                 r.config, table.origin));
-    strategy->observe(c, Observation{r.status == "ok", r.status == "ok" ? r.gflops : 0, r.samples});
-    ++res.trials;
-    if (r.status != "ok") ++res.failed;
-    if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
-      res.best = r;
-      res.has_best = true;
-    }
+    previous_configs.push_back(c);
   }
   // --start-from: another tune's best, lifted to this space, is measured first
   // and observed like a resumed record, so a local search starts from it.
@@ -201,6 +196,18 @@ TuneResult run_tune(const TuneOptions& opt) {
   WorkDir wd("tune", opt.keep_dir);
   Runner runner(isa, res.emulated, cpu, wd.path(), opt.threads);  // native or under qemu: one path (runner.h)
   res.peak_gflops = runner.peak_gflops(peak_min_ms(opt.min_repeat_ms)) * opt.threads;  // N cores' peak
+  // The resumed records, at this process's peak (records.h at_peak): a session
+  // at another clock must not outrank or trail this one's candidates.
+  for (size_t i = 0; i < previous.size(); ++i) {
+    const Record r = at_peak(previous[i], res.peak_gflops);
+    strategy->observe(previous_configs[i], Observation{r.status == "ok", r.status == "ok" ? r.gflops : 0, r.samples});
+    ++res.trials;
+    if (r.status != "ok") ++res.failed;
+    if (r.status == "ok" && (!res.has_best || r.gflops > res.best.gflops)) {
+      res.best = r;
+      res.has_best = true;
+    }
+  }
   if (!opt.quiet) {
     if (!opt.isa_note.empty()) std::fprintf(stderr, "convtune: %s\n", opt.isa_note.c_str());
     if (runner.emulated())
@@ -358,7 +365,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     for (size_t i = 0; i < top.size(); ++i) {
       Finalist f;
       f.config = top[i].config;
-      f.search_gflops = top[i].gflops;
+      f.search_gflops = at_peak(top[i], res.peak_gflops).gflops;
       auto it = exe_of.find(f.config);
       if (it != exe_of.end()) {
         f.exe = it->second;

@@ -63,6 +63,19 @@ TEST(Finalists, TopRecordsAreTheBestDistinctOkOnes) {
   EXPECT_TRUE(top_records(log, 0).empty());
 }
 
+// A resumed log's sessions ran at other clocks: the ranking is by share of
+// each record's own peak. b ran at 200 of a 250 peak (80 %), a at 180 of a
+// 150 peak (120 %): a is the faster kernel.
+TEST(Finalists, TopRecordsCompareSharesOfTheirOwnPeak) {
+  std::vector<Record> log = {rec("a", 180), rec("b", 200), rec("c", 100)};
+  log[0].peak_gflops = 150;
+  log[1].peak_gflops = 250;
+  log[2].peak_gflops = 150;
+  std::vector<std::string> got;
+  for (const Record& r : top_records(log, 3)) got.push_back(r.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c"}));
+}
+
 TEST(Finalists, EveryRoundRotatesTheOrder) {
   EXPECT_EQ(round_order(3, 0), (std::vector<size_t>{0, 1, 2}));
   EXPECT_EQ(round_order(3, 1), (std::vector<size_t>{1, 2, 0}));

@@ -69,6 +69,33 @@ TEST(Records, RoundTripThroughTheLog) {
   EXPECT_TRUE(read_log("/dev/null").records.empty());            // not a regular file: nothing to read
 }
 
+// A record measured in a session whose peak was 250 GFLOP/s, brought to one
+// whose peak is 200: 4/5 the GFLOP/s, 5/4 the seconds at the peak's speed,
+// the same share of the peak and the same wall-clock time.
+TEST(Records, AtPeakScalesToAnotherSessionsClock) {
+  Record r = sample(0);
+  r.peak_gflops = 250;
+  r.gflops = 200;
+  r.real_gflops = 180;
+  r.seconds = 0.01;
+  r.samples = {0.01, 0.02};
+  r.wall_seconds = 0.011;
+  const Record s = at_peak(r, 200);
+  EXPECT_DOUBLE_EQ(s.gflops, 160);
+  EXPECT_DOUBLE_EQ(s.real_gflops, 144);
+  EXPECT_DOUBLE_EQ(s.seconds, 0.0125);
+  ASSERT_EQ(s.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.samples[0], 0.0125);
+  EXPECT_DOUBLE_EQ(s.samples[1], 0.025);
+  EXPECT_DOUBLE_EQ(s.wall_seconds, 0.011);
+  EXPECT_DOUBLE_EQ(s.peak_gflops, 200);
+  EXPECT_DOUBLE_EQ(relative_speed(s), relative_speed(r));
+  EXPECT_DOUBLE_EQ(relative_speed(r), 0.8);
+  r.peak_gflops = 0;  // unknown: left as it is, ranked by its GFLOP/s
+  EXPECT_DOUBLE_EQ(at_peak(r, 200).gflops, 200);
+  EXPECT_DOUBLE_EQ(relative_speed(r), 200);
+}
+
 TEST(Records, TornTailIsFoundAndCutOff) {
   test::TempDir td;
   const std::string log = td.file("log.jsonl");

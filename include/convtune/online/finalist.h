@@ -32,8 +32,9 @@ struct Finalist {
   bool winner = false;
 };
 
-/// The k best `ok` records with distinct configurations, best first (the
-/// first record of a configuration measured twice is its figure).
+/// The k best `ok` records with distinct configurations, best first by share
+/// of their own peak (records.h relative_speed; the first record of a
+/// configuration measured twice is its figure).
 std::vector<Record> top_records(const std::vector<Record>& records, size_t k);
 
 /// The order finalists run in, in round `round`: a rotation by the round, so

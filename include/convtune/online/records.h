@@ -55,6 +55,17 @@ struct Record {
   static Record from_json(const nlohmann::json& j);
 };
 
+/// A record's speed as a share of the peak its own process measured (the
+/// clock probe's reference, runner.h): what compares across sessions whose
+/// clock differed (this Xeon's peak loop ran at 221 GFLOP/s in one session
+/// and 176 in the next). Its GFLOP/s when the peak is unknown (0).
+double relative_speed(const Record& r);
+
+/// `r` as if measured in a process whose peak is `peak`: gflops, real_gflops,
+/// seconds and samples scaled by peak / r.peak_gflops, peak_gflops set (wall
+/// times unchanged); `r` itself when either peak is 0.
+Record at_peak(Record r, double peak);
+
 /// The statuses a record may have.
 const std::vector<std::string>& record_statuses();
 
