@@ -26,10 +26,12 @@ import benchlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac",
-           "trials", "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct",
-           "convtune_ms", "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl",
-           "convtune_real_pct", "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops", "cpu", "machine", "date", "config"]
+COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", "pad", "mflop", "real_frac", "trials",
+           "failed", "best20_pct", "best20_ms", "bestN_log_pct", "bestN_log_ms", "convtune_pct", "convtune_ms",
+           "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl", "convtune_real_pct",
+           "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "convtune_wall_ms", "onednn_wall_ms",
+           "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops",
+           "cpu", "machine", "date", "config"]
 
 
 fail = benchlib.make_fail("batch")
@@ -44,7 +46,7 @@ def best_of(recs, n):
     ok = [r for r in recs[:n] if r["status"] == "ok"]
     if not ok:
         return 0.0, float("nan")
-    b = max(ok, key=lambda r: r["gflops"])
+    b = max(ok, key=lambda r: r["percent_peak"])  # a resumed log's sessions may have run at other clocks
     return b["percent_peak"], b["seconds"] * 1e3
 
 
@@ -108,6 +110,8 @@ def row_for(a, net, name, sel, trials):
     # The same ratio from wall-clock times, before the clock probe's scaling.
     walls = [(b.get(k) or {}).get("wall_seconds") for k in ("onednn", "convtune")]
     r["ratio_wall"] = walls[0] / walls[1] if all(walls) else float("nan")
+    # Wall-clock ms too, for what is timed elsewhere by the wall clock alone (pytorch_conv.py --bench-csv).
+    r["onednn_wall_ms"], r["convtune_wall_ms"] = (w * 1e3 if w else float("nan") for w in walls)
     return r
 
 

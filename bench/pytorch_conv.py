@@ -18,7 +18,8 @@ goes through Python, as a user's would. PyTorch's output is checked once
 against a float64 conv2d with convtune's tolerance (1e-5 + 2e-6*C*R*S).
 Writes <name>-pytorch.csv and .md under --out; with --bench-csv (a
 bench/batch.py CSV) also convtune/PyTorch and oneDNN/PyTorch per layer (> 1:
-faster than PyTorch) and their geomeans.
+faster than PyTorch) and their geomeans, from the CSV's wall-clock times: PyTorch
+has no clock probe beside it, so all three are compared as the wall clock saw them.
 Needs Debian's python3-torch: run with /usr/bin/python3.
 """
 import argparse
@@ -180,9 +181,9 @@ def read_bench_csv(path, todo):
     try:
         with open(path, newline="") as f:
             rd = csv.DictReader(f)
-            if not {"layer", "shape", "convtune_ms", "onednn_ms"} <= set(rd.fieldnames or []):
-                fail(f"--bench-csv '{path}' lacks the columns layer, shape, convtune_ms, onednn_ms; give a CSV "
-                     "bench/batch.py wrote")
+            if not {"layer", "shape", "convtune_wall_ms", "onednn_wall_ms"} <= set(rd.fieldnames or []):
+                fail(f"--bench-csv '{path}' lacks the columns layer, shape, convtune_wall_ms, onednn_wall_ms; give a "
+                     "CSV bench/batch.py wrote (an older one: run batch.py again with --bench-only --resume)")
             theirs = {r["layer"]: r for r in rd}
     except OSError as e:
         fail(f"cannot read --bench-csv '{path}': {e.strerror}; give a CSV bench/batch.py wrote")
@@ -205,7 +206,7 @@ def join(rows, theirs):
             continue
         for col in ("convtune_ms", "onednn_ms"):
             try:
-                r[col] = float(b[col])
+                r[col] = float(b[col.replace("_ms", "_wall_ms")])
             except ValueError:
                 pass
     for r in rows:
@@ -228,8 +229,8 @@ def markdown(rows, name, joined, bench_csv):
            "KCRS weights, no bias, torch.no_grad(); convtune's timing protocol (median, ms per call through Python); "
            "GFLOP/s of nominal FLOP (padding taps counted)"
            + (f"; % of peak of {r0['peak_gflops']:.1f} GFLOP/s" if r0["peak_gflops"] == r0["peak_gflops"] else "")
-           + (f". convtune and oneDNN times from {os.path.basename(bench_csv)}; convtune/PyTorch and oneDNN/PyTorch "
-              "are PyTorch's time over theirs (> 1: faster than PyTorch)." if joined else "."), ""]
+           + (f". convtune and oneDNN wall-clock times from {os.path.basename(bench_csv)}; convtune/PyTorch and "
+              "oneDNN/PyTorch are PyTorch's time over theirs (> 1: faster than PyTorch)." if joined else "."), ""]
     head = ["layer", "shape", "MFLOP", "PyTorch ms", "GFLOP/s", "% of peak", "backend"]
     if joined:
         head += ["convtune ms", "oneDNN ms", "convtune/PyTorch", "oneDNN/PyTorch"]

@@ -69,6 +69,10 @@ def main():
                 # The CSV keeps 6 significant digits.
                 check(abs(float(r["ratio_wall"]) - want) <= 1e-5 * want,
                       f"{r['layer']}: ratio_wall {r['ratio_wall']}, want {want}")
+                # And the wall-clock times themselves (pytorch_conv.py --bench-csv compares them).
+                for impl in ("convtune", "onednn"):
+                    ms = b[impl]["wall_seconds"] * 1e3
+                    check(abs(float(r[impl + "_wall_ms"]) - ms) <= 1e-5 * ms, f"{r['layer']}: {impl}_wall_ms")
         check(rows[0]["K"] == "32" and rows[1]["R"] == "1", "shape columns")
         check(float(rows[0]["real_frac"]) < 1 and float(rows[1]["real_frac"]) == 1, "real MAC fraction")
         with open(os.path.join(out, "tiny.md")) as f:

@@ -33,6 +33,7 @@
 #include "convtune/execution/workdir.h"
 #include "convtune/online/log_machine.h"
 #include "check.h"
+#include "interleaved.h"
 #include "pinned.h"
 #include "report_text.h"
 
@@ -227,34 +228,19 @@ BenchResult run_bench(const BenchOptions& opt) {
   }
   if (!err.empty()) throw Error(err);
 
-  // Interleaved rounds: each round takes one measurement of every
-  // implementation, each after a discarded one (the one timing protocol with
-  // repeat 1). The clock of these machines moves between 3.5 and 4.5 GHz
-  // within a run; timing all of one implementation's measurements before the
-  // next one's let such a change fall between them and bias the ratio.
-  std::vector<std::pair<BenchEntry*, std::function<void()>>> impls{{&ct, conv}};
-  if (onednn) impls.emplace_back(&dn, [&] { onednn->run(); });
-  if (blas) impls.emplace_back(&bl, [&] { blas->run(); });
-  if (xnnpack) impls.emplace_back(&xn, [&] { xnnpack->run(); });
-  if (libxsmm) impls.emplace_back(&lx, [&] { libxsmm->run(); });
+  // Interleaved rounds, the clock probe beside each measurement (interleaved.h):
+  // the ratios compare the implementations' speeds, not the moments at which
+  // each one ran.
+  std::vector<TimedCall> impls{{&ct, conv}};
+  if (onednn) impls.push_back({&dn, [&] { onednn->run(); }});
+  if (blas) impls.push_back({&bl, [&] { blas->run(); }});
+  if (xnnpack) impls.push_back({&xn, [&] { xnnpack->run(); }});
+  if (libxsmm) impls.push_back({&lx, [&] { libxsmm->run(); }});
   std::string names;
-  for (const auto& [e, call] : impls) names += (names.empty() ? "" : ", ") + e->name;
+  for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
   bench_note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names,
                                   t.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-  // Each measurement with the clock probe beside it: the ratios compare the
-  // implementations' speeds, not the moments at which each one ran.
-  const TimingProtocol one{t.min_repeat_ms, 1, 1, probe.call()};
-  std::vector<std::vector<double>> wall(impls.size());
-  for (int round = 0; round < t.repeat; ++round)
-    for (size_t i = 0; i < impls.size(); ++i) {
-      const Timing tm = time_calls(impls[i].second, one);
-      wall[i].push_back(tm.median_s);
-      impls[i].first->samples.push_back(probe.at_reference(tm, &impls[i].first->probe_gflops).at(0));
-    }
-  for (size_t i = 0; i < impls.size(); ++i) {
-    impls[i].first->wall_seconds = median(wall[i]);
-    impls[i].first->seconds = median(impls[i].first->samples);
-  }
+  time_interleaved(impls, t.min_repeat_ms, t.repeat, probe);
   res.entries = {ct, dn, bl, xn, lx};
   return res;
 }

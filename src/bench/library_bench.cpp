@@ -29,9 +29,11 @@
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
 #include "convtune/execution/measure.h"
+#include "convtune/execution/runner.h"
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/online/tune.h"
+#include "interleaved.h"
 #include "pinned.h"
 #include "report_text.h"
 
@@ -267,6 +269,12 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
 
   WorkDir wd("bench-library");
   DynLib so(link_shared(found, wd));  // compiled before pinning: the compiler may use every core
+  // The clock probe, as in bench: one core's peak in its own process, then
+  // the peak loop beside every measurement (interleaved.h).
+  const Isa probe_isa = load_isa(best_isa());
+  const double one_core_peak =
+      Runner(probe_isa, false, res.cpu, wd.path()).peak_gflops(peak_min_ms(opt.min_repeat_ms));
+  ClockProbe probe(probe_isa, one_core_peak);
   const std::string& n = res.name;
   auto packed_floats = reinterpret_cast<PackedFloatsFn>(so.symbol(n + "_packed_floats"));
   auto pack = reinterpret_cast<PackFn>(so.symbol(n + "_pack"));
@@ -357,19 +365,19 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   };
   auto dn_call = [&](size_t i) { layers[i].onednn->run(); };
   auto xn_call = [&](size_t i) { layers[i].xnnpack->run(); };
-  const TimingProtocol protocol{opt.min_repeat_ms, opt.repeat, 1};
-  auto time = [&](BenchEntry* e, const std::string& what, const std::function<void()>& call) {
-    bench_note(opt.quiet, fmt::format("bench --library: timing {} {} on CPU{} {}", e->name, what,
-                                      res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-    const Timing tm = time_calls(call, protocol);
-    e->seconds = tm.median_s;
-    e->samples = tm.samples_s;
+  auto time = [&](const std::string& what, std::vector<TimedCall> impls) {
+    std::string names;
+    for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
+    bench_note(opt.quiet, fmt::format("bench --library: timing {} on {} in {} interleaved rounds on CPU{} {}", names,
+                                      what, opt.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
+    time_interleaved(impls, opt.min_repeat_ms, opt.repeat, probe);
   };
   for (size_t i = 0; i < layers.size(); ++i) {
     LibraryLayer& l = res.layers[i];
-    time(&l.entries[0], l.layer, [&, i] { lib_call(i); });
-    if (layers[i].onednn) time(&l.entries[1], l.layer, [&, i] { dn_call(i); });
-    if (layers[i].xnnpack) time(&l.entries[2], l.layer, [&, i] { xn_call(i); });
+    std::vector<TimedCall> impls{{&l.entries[0], [&, i] { lib_call(i); }}};
+    if (layers[i].onednn) impls.push_back({&l.entries[1], [&, i] { dn_call(i); }});
+    if (layers[i].xnnpack) impls.push_back({&l.entries[2], [&, i] { xn_call(i); }});
+    time(l.layer, impls);
   }
 
   // The whole network as one call: every convolution in order.
@@ -381,9 +389,10 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
       for (size_t i : res.sequence) call(i);
     };
   };
-  time(&lib, what, in_sequence(lib_call));
-  if (dn.ran()) time(&dn, what, in_sequence(dn_call));
-  if (xn.ran()) time(&xn, what, in_sequence(xn_call));
+  std::vector<TimedCall> impls{{&lib, in_sequence(lib_call)}};
+  if (dn.ran()) impls.push_back({&dn, in_sequence(dn_call)});
+  if (xn.ran()) impls.push_back({&xn, in_sequence(xn_call)});
+  time(what, impls);
   res.totals = {lib, dn, xn};
   return res;
 }

@@ -39,7 +39,8 @@ std::string row(size_t width, const std::string& label, int count, const BenchEn
 
 nlohmann::json entry_json(const BenchEntry& e) {
   if (!e.ran()) return {{"missing", e.missing}};
-  return {{"impl", e.impl}, {"seconds", e.seconds}, {"samples", e.samples}, {"max_error", e.max_error}};
+  return {{"impl", e.impl},       {"seconds", e.seconds},           {"wall_seconds", e.wall_seconds},
+          {"samples", e.samples}, {"probe_gflops", e.probe_gflops}, {"max_error", e.max_error}};
 }
 
 nlohmann::json ratio_json(double q) { return q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr); }
@@ -66,8 +67,9 @@ std::string library_bench_summary(const LibraryBenchResult& r) {
     if (sums[i].seconds <= 0) sums[i].missing = "-";
   }
   o += row(width, "sum of layers", int(r.sequence.size()), &sums[0], &sums[1], &sums[2]);
-  o += "(ms per call: one layer, or the whole sequence of the network's convolutions in order; sum of layers: count x "
-       "each layer's time alone; lib/X: X's time over the library's, above 1 the library is faster)\n";
+  o += "(ms per call at the clock probe's reference speed, the implementations of a row timed in interleaved rounds: "
+       "one layer, or the whole sequence of the network's convolutions in order; sum of layers: count x each layer's "
+       "time alone; lib/X: X's time over the library's, above 1 the library is faster)\n";
   for (const char* name : {"oneDNN", "XNNPACK"}) {
     const BenchEntry* t = r.total(name);
     if (t && !t->ran()) {

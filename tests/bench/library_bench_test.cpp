@@ -159,6 +159,9 @@ TEST(LibraryBench, ExportedLibraryAgainstTheBaselinesInSequence) {
     EXPECT_EQ(impl.substr(impl.size() - std::min(impl.size(), with.size())), with);
     EXPECT_GT(l["library"]["seconds"].get<double>(), 0);
     EXPECT_EQ(l["library"]["samples"].size(), 3u);
+    // Timed as bench times: interleaved rounds with the clock probe beside each one.
+    EXPECT_EQ(l["library"]["probe_gflops"].size(), 3u);
+    EXPECT_GT(l["library"]["wall_seconds"].get<double>(), 0);
     sum += l["count"].get<int>() * l["library"]["seconds"].get<double>();
     // Every element was checked (--check-points 0); a disagreement would have stopped the run.
     for (const char* impl : {"library", "onednn", "xnnpack"}) {

@@ -41,7 +41,7 @@ def main():
         bench_csv = os.path.join(out, "batch.csv")
         with open(bench_csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["network", "layer", "shape", "convtune_ms", "onednn_ms"])
+            w.writerow(["network", "layer", "shape", "convtune_wall_ms", "onednn_wall_ms"])
             w.writerow(["custom", IDS[0], "N=1,K=8,C=4,H=6,W=6,R=3,S=3,stride=1,pad=1", "0.0005", "0.001"])
         p = run(["--convtune", convtune, "--shape", SHAPES[0], "--shape", SHAPES[1], "--name", "tiny", "--out", out,
                  "--min-repeat-ms", "2", "--repeat", "1", "--peak", "10", "--bench-csv", bench_csv])
@@ -78,6 +78,16 @@ def main():
         p = run(["--convtune", convtune, "--shape", SHAPES[1], "--out", out, "--bench-csv", bench_csv])
         check(p.returncode == 1 and p.stderr == f"pytorch_conv.py: error: --bench-csv '{bench_csv}' holds none of "
                                                 "these layers; give the CSV of the same layers\n", p.stderr)
+        # A CSV from before the wall-clock columns (probe-speed times only) is refused.
+        old_csv = os.path.join(out, "old.csv")
+        with open(old_csv, "w", newline="") as f:
+            csv.writer(f).writerows([["network", "layer", "shape", "convtune_ms", "onednn_ms"],
+                                     ["custom", IDS[0], "N=1,K=8,C=4,H=6,W=6,R=3,S=3,stride=1,pad=1", "0.0005", "0.001"]])
+        p = run(["--convtune", convtune, "--shape", SHAPES[0], "--out", out, "--bench-csv", old_csv])
+        check(p.returncode == 1 and p.stderr == f"pytorch_conv.py: error: --bench-csv '{old_csv}' lacks the columns "
+                                                "layer, shape, convtune_wall_ms, onednn_wall_ms; give a CSV "
+                                                "bench/batch.py wrote (an older one: run batch.py again with "
+                                                "--bench-only --resume)\n", p.stderr)
         # Without site-packages (-S) Debian's python3 has no torch: one line naming the package, exit 2.
         p = run(["--convtune", convtune, "--shape", SHAPES[0], "--out", out], interpreter=(sys.executable, "-S"))
         lines = p.stderr.strip().splitlines()

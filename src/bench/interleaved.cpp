@@ -1,0 +1,22 @@
+#include "interleaved.h"
+
+#include "convtune/execution/measure.h"
+
+namespace convtune {
+
+void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int rounds, ClockProbe& probe) {
+  const TimingProtocol one{min_ms, 1, 1, probe.call()};
+  std::vector<std::vector<double>> wall(impls.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < impls.size(); ++i) {
+      const Timing tm = time_calls(impls[i].call, one);
+      wall[i].push_back(tm.median_s);
+      impls[i].entry->samples.push_back(probe.at_reference(tm, &impls[i].entry->probe_gflops).at(0));
+    }
+  for (size_t i = 0; i < impls.size(); ++i) {
+    impls[i].entry->wall_seconds = median(wall[i]);
+    impls[i].entry->seconds = median(impls[i].entry->samples);
+  }
+}
+
+}  // namespace convtune
