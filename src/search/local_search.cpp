@@ -33,9 +33,11 @@ void LocalSearch::observe(const Config& c, const Observation& o) {
   const std::string t = to_string(c);
   seen_.insert(t);
   results_[t] = o;
-  // Every start plan runs before the first move: with one compile job a batch
-  // is one candidate, and the first plan faster than CSA's would otherwise
-  // move the descent and drop the others unmeasured.
+  // Every start plan runs before the first move. A tune's batch is 4
+  // candidates on 2 cores (tune.cpp): deciding after it moved the descent
+  // when CSA's or one of the next three plans was faster, and the queue of
+  // the new point dropped the later plans (Pf(w), streaming, c-blocked)
+  // unmeasured.
   if (pending_.erase(t) && pending_.empty() && plans_left_ == 0) decide();
 }
 

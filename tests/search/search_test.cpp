@@ -641,9 +641,10 @@ TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
   EXPECT_TRUE(CoordinateView(sp2).from_config(p2.c_blocked)) << to_string(p2.c_blocked);
 }
 
-// With one candidate per batch (one compile job) every start plan is measured
-// before the descent first moves, and it moves to the fastest of them: the
-// c-blocked plan, last of them, here.
+// Every start plan is measured before the descent first moves, even one
+// candidate per batch, and it moves to the fastest of them: the c-blocked
+// plan, last of them, here. (A tune's batches of 4 used to decide after CSA's
+// plan and three others and drop the rest.)
 TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
   SearchOptions o;
   o.l1d_bytes = 48 << 10;
