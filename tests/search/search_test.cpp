@@ -610,6 +610,15 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
     }
 }
 
+// The caches of the Xeon of stops 25-29: 48 KiB L1d, 2 MiB L2 (L3 as 32 MiB).
+SearchOptions xeon_caches() {
+  SearchOptions o;
+  o.l1d_bytes = 48 << 10;
+  o.l2_bytes = 2 << 20;
+  o.l3_bytes = 32 << 20;
+  return o;
+}
+
 // yolo9000-18 (C = 512, 3x3) with the shipped table: a k tile's weights over
 // the whole C are 64 x 512 x 9 x 4 B = 1.2 MB, read from L2 by every call of
 // the output-stationary plan. The c-blocked plan takes blocks of 16 channels
@@ -618,10 +627,7 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
 // prefetches the next block. yolo9000-2's output (272 x 272) does not fit L2:
 // no such plan there.
 TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
-  SearchOptions o;
-  o.l1d_bytes = 48 << 10;
-  o.l2_bytes = 2 << 20;
-  o.l3_bytes = 32 << 20;
+  SearchOptions o = xeon_caches();
   Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
   CsaPlan p = csa_plan(sp, o);
   EXPECT_EQ(to_string(p.c_blocked), "[T(16,k), T(32,c), T(17,w), Lseq(h,[(1,5),(2,6)]), T(16,c), U(3,s), U(3,r), "
@@ -646,10 +652,7 @@ TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
 // plan, last of them, here. (A tune's batches of 4 used to decide after CSA's
 // plan and three others and drop the rest.)
 TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
-  SearchOptions o;
-  o.l1d_bytes = 48 << 10;
-  o.l2_bytes = 2 << 20;
-  o.l3_bytes = 32 << 20;
+  SearchOptions o = xeon_caches();
   Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
   CsaPlan plan = csa_plan(sp, o);
   ASSERT_FALSE(plan.c_blocked.specs.empty());
