@@ -8,8 +8,9 @@ the geometric mean of convtune/oneDNN.
 usage: bench/batch.py --network resnet18[,yolo9000] [--trials 100] [--resume]
        bench/batch.py --shapes "K=32,C=16,H=8,R=3;K=16,C=8,H=6,R=1" --name tiny
 Outputs (under --out, default bench/results): tune/<layer>/log.jsonl,
-bench/<layer>.json, <name>.csv, <name>.md. --resume continues the logs and
-keeps bench results whose log has not grown. --bench-only benches what the
+bench/<layer>.json, <name>.csv, <name>.md. --resume continues the logs (a
+complete one, with its trials and finalists, is not tuned again) and keeps
+bench results whose log has not grown. --bench-only benches what the
 logs already deliver (no trial, no finalist re-measure, so the kernels stay
 the same), e.g. again with more --repeat rounds after moving bench/ aside.
 (Runs of several seeds and strategies for Fig. 10: bench/convergence.py.)
@@ -74,11 +75,16 @@ def tune_dir(a, name):
 def row_for(a, net, name, sel, trials):
     tdir = tune_dir(a, name)
     timing = ["--min-repeat-ms", str(a.min_repeat_ms), "--repeat", str(a.repeat), "--threads", str(a.threads)] + a.cpu
-    if not a.bench_only:
+    log = os.path.join(tdir, "log.jsonl")
+    # A log that holds its trials and whose tune wrote its finalists is complete: tuning it again would
+    # only re-measure the finalists (minutes per layer) and could change the kernel the bench measured.
+    complete = a.resume and os.path.exists(os.path.join(tdir, "finalists.json")) and \
+        len(benchlib.read_log(log)) >= trials
+    if not a.bench_only and not complete:
         run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
                                            "--no-onednn"] + (["--resume"] if a.resume else []) + timing +
             a.tune_args.split())
-    recs = benchlib.read_log(os.path.join(tdir, "log.jsonl"))
+    recs = benchlib.read_log(log)
     cache = os.path.join(a.out, "bench", name + ".json")
     b = None
     if a.resume and os.path.exists(cache):

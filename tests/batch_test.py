@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """ctest: bench/batch.py end to end on a two-layer network with a few trials
-and fast timing, resumed once, then the figures from its outputs.
+and fast timing, resumed twice (the logs grown, then complete), then the
+figures from its outputs.
 usage: tests/batch_test.py CONVTUNE_BINARY   (exit 77 = skipped)
 """
 import csv
@@ -52,6 +53,11 @@ def main():
         # Resumed with one more trial: the logs grow, so both layers are benched again.
         run(batch + ["--trials", "3", "--resume"])
         check(os.path.getmtime(bench0) > first, "the grown log was not benched again")
+        # Resumed at the trials the logs hold: complete, so neither tuned (no finalist re-measure) nor benched.
+        fin0 = os.path.join(out, "tune", "tiny-0", "finalists.json")
+        stamps = [os.path.getmtime(f) for f in (bench0, fin0)]
+        run(batch + ["--trials", "3", "--resume"])
+        check([os.path.getmtime(f) for f in (bench0, fin0)] == stamps, "a complete log was tuned or benched again")
         with open(os.path.join(out, "tiny.csv")) as f:
             rows = list(csv.DictReader(f))
         check([r["layer"] for r in rows] == ["tiny-0", "tiny-1"], f"layers {[r['layer'] for r in rows]}")
