@@ -26,6 +26,7 @@
 #include "convtune/online/config.h"
 #include "convtune/online/delivered.h"
 #include "convtune/online/log_machine.h"
+#include "convtune/online/records.h"
 #include "convtune/online/tune.h"
 
 namespace convtune {
@@ -375,7 +376,8 @@ ExportResult run_export(const ExportOptions& opt) {
                                 "it (one epilogue per library)",
                                 log, layer, to_string(*d.other_epilogue), to_string(opt.epilogue),
                                 to_string(*d.other_epilogue)));
-      if (d.found && (!best.found || d.record.gflops > best.record.gflops)) {
+      // By share of each record's own peak (records.h): the logs may come from sessions at other clocks.
+      if (d.found && (!best.found || relative_speed(d.record) > relative_speed(best.record))) {
         best = d;
         k.log = log;
       }

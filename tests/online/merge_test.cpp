@@ -130,6 +130,30 @@ TEST(Merge, OneLogPerMachineIsaThreadsAndShapeBestFirst) {
             (std::vector<std::string>{"c2 ok", "c1 ok", "c4 crash"}));
 }
 
+// One machine's sessions run at other clocks (this Xeon's peak loop at 221
+// GFLOP/s one day, 176 the next): records compare by their share of their
+// own process's peak. c1's first record is faster in GFLOP/s at a peak twice
+// as high; c2 beats both on GFLOP/s but at four times c1's second peak.
+TEST(Merge, RecordsCompareAtTheirOwnPeak) {
+  test::TempDir td;
+  auto at = [](Record r, double peak) {
+    r.peak_gflops = peak;
+    return r;
+  };
+  write_log(td.file("a/x/log.jsonl"), {at(rec("x", kX, "c1", "ok", 1.0, kM1), 4),     // 1/ms 1.0: 25 %
+                                       at(rec("x", kX, "c2", "ok", 0.5, kM1), 8)});    // 2.0: 25 %
+  write_log(td.file("b/x/log.jsonl"), {at(rec("x", kX, "c1", "ok", 1.25, kM1), 2)});  // 0.8: 40 %
+  const std::string store = td.file("store");
+  MergeResult r = merge_logs({{td.file("a"), td.file("b")}, store});
+  EXPECT_EQ(r.duplicates, 1u);
+  const auto kept = read_records(store + "/" + kM1.key + "/avx2-t1/x/log.jsonl");
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].config, "c1");  // b's, at 40 % of its peak, over a's at 25 %
+  EXPECT_DOUBLE_EQ(kept[0].peak_gflops, 2);
+  EXPECT_EQ(kept[1].config, "c2");
+  EXPECT_EQ(r.logs.at(0).best_config, "c1");
+}
+
 TEST(Merge, IdempotentAndIndependentOfTheOrder) {
   Runs runs;
   const std::string s1 = runs.td.file("s1"), s2 = runs.td.file("s2"), s3 = runs.td.file("s3"), s4 = runs.td.file("s4");
