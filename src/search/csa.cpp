@@ -112,6 +112,30 @@ Spec tile(Dim d, int64_t f) {
   return s;
 }
 
+// The nest of the plans below, in their order: the P split, the `outer`
+// tiles, the pair's Lseq, the `inner` tiles, the r and s tiles the
+// microkernel leaves, the microkernel with `reuse` steps of C (factors of 1
+// left out); the fence the profile measured fastest, and Pf(w) where asked
+// and the nest has a loop to prefetch for.
+Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const std::vector<Spec>& outer,
+            const std::vector<Spec>& inner, int64_t reuse, bool prefetch) {
+  Config c;
+  for (const Spec& ps : parallel_specs(par)) c.specs.push_back(ps);
+  auto add = [&](const std::vector<Spec>& tiles) {
+    for (const Spec& t : tiles)
+      if (t.factor > 1) c.specs.push_back(t);
+  };
+  add(outer);
+  if (ch.pair) c.specs.push_back(lseq_spec(ch));
+  add(inner);
+  add({tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))});
+  for (const Spec& t : microkernel_specs(ch, reuse)) c.specs.push_back(t);
+  c.fence = ch.fence;
+  c.prefetch = prefetch && prefetch_loop(c) >= 0;
+  validate_config(c, space.shape, space.lanes);
+  return c;
+}
+
 // CSA's channel sets are its outermost loop: every output tile is reloaded
 // and stored C/N_c times (yolo9000-12: 16 times its 2.3 MB output). oneDNN's
 // brgconv instead reduces the whole C (and the filter) under one output tile
@@ -126,18 +150,10 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
   auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
   const double block_bytes = double(ch.uk.k * space.lanes) * double(sh.C) * double(sh.R * sh.S) * kDt;
   const int64_t kin = largest(share(Dim::k), [&](int64_t f) { return double(f) * block_bytes <= l2 * kBeta; });
-  Config c;
-  for (const Spec& ps : parallel_specs(par)) c.specs.push_back(ps);
-  for (const Spec& t : {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k) / kin), tile(Dim::h, share(Dim::h)),
-                        tile(Dim::w, share(Dim::w))})
-    if (t.factor > 1) c.specs.push_back(t);
-  if (ch.pair) c.specs.push_back(lseq_spec(ch));
-  for (const Spec& t : {tile(Dim::k, kin), tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))})
-    if (t.factor > 1) c.specs.push_back(t);
-  for (const Spec& t : microkernel_specs(ch, space.remaining(ch, Dim::c))) c.specs.push_back(t);
-  c.fence = ch.fence;  // the form the profile measured fastest
-  validate_config(c, sh, space.lanes);
-  return c;
+  return nest(space, ch, par,
+              {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k) / kin), tile(Dim::h, share(Dim::h)),
+               tile(Dim::w, share(Dim::w))},
+              {tile(Dim::k, kin)}, space.remaining(ch, Dim::c), false);
 }
 
 // Where one k tile's weights over the whole C outgrow L1 (3x3 layers with C
@@ -159,19 +175,10 @@ Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, d
   const int64_t reuse = largest(steps, [&](int64_t r) { return nf * double(r * ch.uk.c * sh.R * sh.S) * kDt <= l1; });
   const double out_bytes = nf * double(share(Dim::h) * ch.h_extent() * share(Dim::w) * ch.uk.w) * kDt;
   if (reuse == steps || out_bytes > l2 * kBeta) return {};
-  Config c;
-  for (const Spec& ps : parallel_specs(par)) c.specs.push_back(ps);
-  for (const Spec& t : {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k)), tile(Dim::c, steps / reuse),
-                        tile(Dim::h, share(Dim::h)), tile(Dim::w, share(Dim::w))})
-    if (t.factor > 1) c.specs.push_back(t);
-  if (ch.pair) c.specs.push_back(lseq_spec(ch));
-  for (const Spec& t : {tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))})
-    if (t.factor > 1) c.specs.push_back(t);
-  for (const Spec& t : microkernel_specs(ch, reuse)) c.specs.push_back(t);
-  c.fence = ch.fence;
-  c.prefetch = prefetch_loop(c) >= 0;
-  validate_config(c, sh, space.lanes);
-  return c;
+  return nest(space, ch, par,
+              {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k)), tile(Dim::c, steps / reuse),
+               tile(Dim::h, share(Dim::h)), tile(Dim::w, share(Dim::w))},
+              {}, reuse, true);
 }
 
 // A layer with few MACs per output (yolo9000-0: C = 3, 27 per output, a
