@@ -149,10 +149,8 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (!built.ok)
     throw Error(fmt::format("convtune's kernel for {} does not compile ({}); re-tune the layer", res.layer,
                             built.log.substr(0, built.log.find('\n'))));
-  const double one_core_peak =
-      Runner(isa, false, res.cpu, wd.path()).peak_gflops(peak_min_ms(t.min_repeat_ms));  // its own process, as in tune
-  res.peak_gflops = one_core_peak * t.threads;
-  ClockProbe probe(isa, one_core_peak);
+  const std::unique_ptr<ClockProbe> probe = one_core_probe(isa, res.cpu, wd.path(), t.min_repeat_ms);
+  res.peak_gflops = probe->reference_gflops() * t.threads;
   res.machine = detect_machine().cpu_model;
   res.date = utc_now();
 
@@ -240,7 +238,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
   bench_note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names,
                                   t.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-  time_interleaved(impls, t.min_repeat_ms, t.repeat, probe);
+  time_interleaved(impls, t.min_repeat_ms, t.repeat, *probe);
   res.entries = {ct, dn, bl, xn, lx};
   return res;
 }

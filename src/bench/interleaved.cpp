@@ -1,8 +1,14 @@
 #include "interleaved.h"
 
 #include "convtune/execution/measure.h"
+#include "convtune/execution/runner.h"
 
 namespace convtune {
+
+std::unique_ptr<ClockProbe> one_core_probe(const Isa& isa, int cpu, const std::string& dir, double min_repeat_ms) {
+  const double peak = Runner(isa, false, cpu, dir).peak_gflops(peak_min_ms(min_repeat_ms));
+  return std::make_unique<ClockProbe>(isa, peak);
+}
 
 void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int rounds, ClockProbe& probe) {
   const TimingProtocol one{min_ms, 1, 1, probe.call()};

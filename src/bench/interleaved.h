@@ -6,6 +6,8 @@
 // timing all of one implementation's measurements before the next one's let
 // such a change fall between them and bias the ratio.
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "convtune/bench/bench.h"
@@ -17,6 +19,11 @@ struct TimedCall {
   BenchEntry* entry;
   std::function<void()> call;
 };
+
+/// The probe of both bench commands: one core's peak measured in its own
+/// process (runner.h, as tune measures it; `dir` holds its executable), and
+/// the probe sized for it (its reference_gflops).
+std::unique_ptr<ClockProbe> one_core_probe(const Isa& isa, int cpu, const std::string& dir, double min_repeat_ms);
 
 /// Sets each entry's samples (at the probe's reference speed), probe_gflops,
 /// seconds (their median) and wall_seconds (the median as measured).

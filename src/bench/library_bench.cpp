@@ -272,9 +272,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   // The clock probe, as in bench: one core's peak in its own process, then
   // the peak loop beside every measurement (interleaved.h).
   const Isa probe_isa = load_isa(best_isa());
-  const double one_core_peak =
-      Runner(probe_isa, false, res.cpu, wd.path()).peak_gflops(peak_min_ms(opt.min_repeat_ms));
-  ClockProbe probe(probe_isa, one_core_peak);
+  const std::unique_ptr<ClockProbe> probe = one_core_probe(probe_isa, res.cpu, wd.path(), opt.min_repeat_ms);
   const std::string& n = res.name;
   auto packed_floats = reinterpret_cast<PackedFloatsFn>(so.symbol(n + "_packed_floats"));
   auto pack = reinterpret_cast<PackFn>(so.symbol(n + "_pack"));
@@ -370,7 +368,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
     bench_note(opt.quiet, fmt::format("bench --library: timing {} on {} in {} interleaved rounds on CPU{} {}", names,
                                       what, opt.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-    time_interleaved(impls, opt.min_repeat_ms, opt.repeat, probe);
+    time_interleaved(impls, opt.min_repeat_ms, opt.repeat, *probe);
   };
   for (size_t i = 0; i < layers.size(); ++i) {
     LibraryLayer& l = res.layers[i];
