@@ -44,13 +44,15 @@ std::string bench_summary(const BenchResult& r) {
       continue;
     }
     const double g = nominal / e.seconds * 1e-9, rg = real / e.seconds * 1e-9;
-    std::string what = e.name == "convtune" ? fmt::format("best of {} in the log", r.trials) : e.impl;
+    std::string what = e.name != "convtune" ? e.impl
+                       : r.config_given     ? std::string("given with --config")
+                                            : fmt::format("best of {} in the log", r.trials);
     o += fmt::format("{:<16} {:>9.3f} {:>9.1f} {:>7.1f}  {:>12.1f} {:>11.1f}  {}\n", e.name, e.seconds * 1e3, g,
                      100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, what);
   }
   if (double q = ratio(r)) o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's)\n", q);
   o += fmt::format("convtune kernel: {}\n", r.best.config);
-  o += fmt::format("log: {}\n", r.log_path);
+  o += r.config_given ? std::string("log: none (--config)\n") : fmt::format("log: {}\n", r.log_path);
   return o;
 }
 
@@ -70,6 +72,7 @@ std::string bench_json(const BenchResult& r) {
   j["log"] = r.log_path;
   j["trials"] = r.trials;
   j["config"] = r.best.config;
+  if (r.config_given) j["config_given"] = true;
   j["log_gflops"] = r.best.gflops;
   for (const auto& e : r.entries) {
     nlohmann::json x;

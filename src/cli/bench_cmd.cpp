@@ -29,7 +29,7 @@ struct BenchArgs {
 
 // bench --library: the selection as the network's sequence, one thread count.
 int run_library(const BenchArgs& a, CLI::App* sub) {
-  for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table"})
+  for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table", "--config"})
     if (sub->count(opt))
       throw Error(fmt::format("--library benches the exported kernels; {} is for convtune's own kernel: leave it out",
                               opt));
@@ -96,6 +96,9 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
+  sub->add_option("--config", a->opt.config,
+                  "bench this configuration of the one layer instead of the log's best, e.g. a log's or tune's "
+                  "text edited by hand: \"[T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), U(2,k), V(k)]\"");
   sub->add_option("--library", a->library,
                   "bench the library 'convtune export --out DIR' wrote: every layer and the whole selection in "
                   "sequence (shapes as often as the network has them), against oneDNN and XNNPACK");
@@ -106,6 +109,14 @@ Runner setup_bench(CLI::App* sub) {
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     const std::vector<int> counts = parse_threads_list(a->threads);
+    if (!a->opt.config.empty()) {
+      if (shapes.size() > 1) throw Error("--config is one layer's kernel; give one --layer or --shape");
+      if (counts.size() > 1) throw Error("--config is one kernel for one thread count; give one --threads count");
+      for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table"})
+        if (sub->count(opt))
+          throw Error(fmt::format("--config gives convtune's kernel; {} is for one from a log or a tune: leave it out",
+                                  opt));
+    }
     if (counts.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with several --threads each count keeps its own log under --out");
     a->opt.fresh_tune = sub->count("--trials") > 0;

@@ -13,6 +13,7 @@
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/bench/bench.h"
+#include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
 #include "test_util.h"
@@ -251,6 +252,44 @@ TEST(Bench, ErrorLines) {
   EXPECT_EQ(r.err, "convtune: error: log '" + td.file("other.jsonl") +
                        "' is for shape N=1,K=16,C=16,H=8,W=8,R=3,S=3,stride=1,pad=1, not "
                        "N=1,K=32,C=16,H=8,W=8,R=3,S=3,stride=1,pad=1; use another --log\n");
+}
+
+// bench --config: a kernel given by hand (no log, no tune) is checked at every
+// output element and timed against the libraries as the log's best would be,
+// its canonical text in the report; with a network, several thread counts, a
+// log or a tune, or --library, it is refused in one line.
+TEST(Bench, ConfigGivenByHand) {
+  const int64_t vectors = 32 / load_isa(best_isa()).lanes;  // kShape's K
+  const std::string config = fmt::format("[T({},k), T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), V(k)]", vectors);
+  std::string typed = config;  // as a user may type it: the report gives the canonical text
+  typed.erase(std::remove(typed.begin(), typed.end(), ' '), typed.end());
+  auto r = run_cli("bench --shape " + kShape + kFast + " --threads 1 --check-points 0 --json --config '" + typed + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"], config);
+  EXPECT_EQ(j["config_given"], true);
+  EXPECT_EQ(j["trials"], 0);
+  EXPECT_EQ(j["log"], "");
+  EXPECT_GT(j["convtune"]["seconds"].get<double>(), 0);
+  r = run_cli("bench --shape " + kShape + kFast + " --threads 1 --config '" + config + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(" given with --config\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nconvtune kernel: " + config + "\nlog: none (--config)\n"), std::string::npos) << r.out;
+
+  const std::string bench = "bench --shape " + kShape + " --threads 1 ";
+  EXPECT_EQ(run_cli(bench + "--config '[T(2,k'").err,
+            "convtune: error: config: at column 7: expected ')' to close the specifier, got end of input\n");
+  EXPECT_EQ(run_cli("bench --network resnet18 --threads 1 --config '" + config + "'").err,
+            "convtune: error: --config is one layer's kernel; give one --layer or --shape\n");
+  EXPECT_EQ(run_cli(bench + "--trials 2 --config '" + config + "'").err,
+            "convtune: error: --config gives convtune's kernel; --trials is for one from a log or a tune: leave it "
+            "out\n");
+  EXPECT_EQ(run_cli(bench + "--library no-such-dir --config '" + config + "'").err,
+            "convtune: error: --library benches the exported kernels; --config is for convtune's own kernel: leave it "
+            "out\n");
+  if (available_cpus() >= 2)
+    EXPECT_EQ(run_cli("bench --shape " + kShape + " --threads 1,2 --config '" + config + "'").err,
+              "convtune: error: --config is one kernel for one thread count; give one --threads count\n");
 }
 
 // A fresh tune (--trials) then the three timings, as JSON.

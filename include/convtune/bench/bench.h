@@ -18,6 +18,7 @@ namespace convtune {
 struct BenchOptions {
   TuneOptions tune;         // shape, isa, cpu, threads, timing, check points, out/log (as for tune)
   bool fresh_tune = false;  // tune first (tune.trials candidates) instead of reading the log
+  std::string config;       // --config: bench this configuration's kernel instead (no log, no tune)
 };
 
 struct BenchEntry {
@@ -45,6 +46,7 @@ struct BenchResult {
   std::string log_path;
   int64_t trials = 0;       // candidates in the log
   Record best;              // convtune's kernel as the log recorded it
+  bool config_given = false;  // best.config came from --config (no log: log_path empty, trials 0)
   std::string date;         // UTC, ISO 8601
   std::string machine;      // CPU model
   std::vector<BenchEntry> entries;  // convtune, oneDNN, im2col+OpenBLAS
