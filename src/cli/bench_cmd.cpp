@@ -1,6 +1,8 @@
 // `convtune bench`: one layer (--layer, --shape) or a whole network (--network);
 // with --library, an exported library against oneDNN and XNNPACK (library_bench.h).
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,9 +29,16 @@ struct BenchArgs {
   std::string library;  // --library DIR
 };
 
+// The options that take convtune's kernel from a log or a tune: --config and
+// --library give the kernel themselves.
+const std::vector<std::string> kLogOrTuneOptions = {"--trials", "--log",  "--out",  "--resume",
+                                                    "--search", "--seed", "--table"};
+
 // bench --library: the selection as the network's sequence, one thread count.
 int run_library(const BenchArgs& a, CLI::App* sub) {
-  for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table", "--config"})
+  std::vector<std::string> own = kLogOrTuneOptions;
+  own.push_back("--config");
+  for (const std::string& opt : own)
     if (sub->count(opt))
       throw Error(fmt::format("--library benches the exported kernels; {} is for convtune's own kernel: leave it out",
                               opt));
@@ -112,7 +121,7 @@ Runner setup_bench(CLI::App* sub) {
     if (!a->opt.config.empty()) {
       if (shapes.size() > 1) throw Error("--config is one layer's kernel; give one --layer or --shape");
       if (counts.size() > 1) throw Error("--config is one kernel for one thread count; give one --threads count");
-      for (const char* opt : {"--trials", "--log", "--out", "--resume", "--search", "--seed", "--table"})
+      for (const std::string& opt : kLogOrTuneOptions)
         if (sub->count(opt))
           throw Error(fmt::format("--config gives convtune's kernel; {} is for one from a log or a tune: leave it out",
                                   opt));

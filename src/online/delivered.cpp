@@ -39,7 +39,7 @@ DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape
       if (d.other_shape.empty() && !d.other_threads && !d.other_epilogue) d.other_epilogue = r.epilogue;
       continue;
     }
-    if (r.status == "ok" && (!d.found || relative_speed(r) > relative_speed(d.record))) {
+    if (r.status == "ok" && (!d.found || faster(r, d.record))) {
       d.record = r;
       d.found = true;
     }

@@ -377,7 +377,7 @@ ExportResult run_export(const ExportOptions& opt) {
                                 log, layer, to_string(*d.other_epilogue), to_string(opt.epilogue),
                                 to_string(*d.other_epilogue)));
       // By share of each record's own peak (records.h): the logs may come from sessions at other clocks.
-      if (d.found && (!best.found || relative_speed(d.record) > relative_speed(best.record))) {
+      if (d.found && (!best.found || faster(d.record, best.record))) {
         best = d;
         k.log = log;
       }

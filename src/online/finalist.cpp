@@ -17,8 +17,7 @@ std::vector<Record> top_records(const std::vector<Record>& records, size_t k) {
     if (r.status == "ok" && seen.insert(r.config).second) ok.push_back(r);
   // By share of each record's own peak: a resumed log's sessions may have run
   // at other clocks (records.h relative_speed).
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const Record& a, const Record& b) { return relative_speed(a) > relative_speed(b); });
+  std::stable_sort(ok.begin(), ok.end(), faster);
   if (ok.size() > k) ok.resize(k);
   return ok;
 }

@@ -44,13 +44,10 @@ bool safe_component(const std::string& s) {
              std::string::npos;
 }
 
-// Faster, as a share of the peak each record's own process measured
-// (records.h relative_speed): one machine's sessions run at other clocks.
-bool faster(const Record& a, const Record& b) { return relative_speed(a) > relative_speed(b); }
-
 // The record to keep of two of the same candidate: a correct one over a
 // failure (the same code on the same machine failing once is a transient:
-// a timeout under load, a kill), then the faster (noise only slows down);
+// a timeout under load, a kill), then the faster at its own session's clock
+// (records.h faster; noise only slows down);
 // ties by the earlier measurement, then the text, so that the choice never
 // depends on the order of the inputs.
 bool better(const Entry& a, const Entry& b) {

@@ -57,6 +57,8 @@ using namespace json_field;  // NOLINT: the typed readers of a record's keys
 
 double relative_speed(const Record& r) { return r.peak_gflops > 0 ? r.gflops / r.peak_gflops : r.gflops; }
 
+bool faster(const Record& a, const Record& b) { return relative_speed(a) > relative_speed(b); }
+
 Record at_peak(Record r, double peak) {
   if (peak <= 0 || r.peak_gflops <= 0) return r;
   const double f = peak / r.peak_gflops;

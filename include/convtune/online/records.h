@@ -61,6 +61,10 @@ struct Record {
 /// and 176 in the next). Its GFLOP/s when the peak is unknown (0).
 double relative_speed(const Record& r);
 
+/// Whether `a` ran faster than `b` by relative_speed: how the finalists, the
+/// delivered kernel, export and merge rank records.
+bool faster(const Record& a, const Record& b);
+
 /// `r` as if measured in a process whose peak is `peak`: gflops, real_gflops,
 /// seconds and samples scaled by peak / r.peak_gflops, peak_gflops set (wall
 /// times unchanged); `r` itself when either peak is 0.
