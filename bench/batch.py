@@ -32,7 +32,7 @@ COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", 
            "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl", "convtune_real_pct",
            "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "convtune_wall_ms", "onednn_wall_ms",
            "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops",
-           "cpu", "machine", "date", "config"]
+           "cpu", "machine", "date", "config", "processes", "ratio_min", "ratio_max"]
 
 
 fail = benchlib.make_fail("batch")
@@ -90,10 +90,11 @@ def row_for(a, net, name, sel, trials):
     if a.resume and os.path.exists(cache):
         with open(cache) as f:
             b = json.load(f)
-        if b.get("trials") != len(recs):
-            b = None  # the log grew: bench again
+        if b.get("trials") != len(recs) or b.get("processes", 1) != a.processes:
+            b = None  # the log grew, or another number of processes: bench again
     if b is None:
-        b = json.loads(run([a.convtune, "bench"] + sel + ["--out", tdir, "--json", "-q"] + timing + a.bench_args.split()))
+        b = json.loads(run([a.convtune, "bench"] + sel + ["--out", tdir, "--json", "-q", "--processes", str(a.processes)]
+                           + timing + a.bench_args.split()))
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         with open(cache, "w") as f:
             json.dump(b, f, indent=1)
@@ -113,6 +114,10 @@ def row_for(a, net, name, sel, trials):
         if col != "convtune":
             r[col + "_impl"] = e.get("impl", "missing")
     r["ratio_convtune_onednn"] = b.get("ratio_convtune_onednn") or float("nan")
+    # bench --processes P: the ratio of each fresh process, as a range beside the medians' ratio.
+    r["processes"] = b.get("processes", 1)
+    per = b.get("process_ratios") or [r["ratio_convtune_onednn"]]
+    r["ratio_min"], r["ratio_max"] = min(per), max(per)
     # The same ratio from wall-clock times, before the clock probe's scaling.
     walls = [(b.get(k) or {}).get("wall_seconds") for k in ("onednn", "convtune")]
     r["ratio_wall"] = walls[0] / walls[1] if all(walls) else float("nan")
@@ -130,6 +135,12 @@ def fmt_small(x):
     return fmt(x, ".3f" if x >= 0.1 else ".3g") if x == x and x < 10 else fmt(x, ".0f" if x >= 100 else ".1f")
 
 
+def spread(r):
+    """' (0.99-1.04)': the per-process ratios' range when bench ran several processes."""
+    many = r.get("processes", 1) > 1 and not math.isnan(r["ratio_min"])
+    return f" ({r['ratio_min']:.2f}–{r['ratio_max']:.2f})" if many else ""
+
+
 def markdown(rows, trials):
     out = []
     for net in dict.fromkeys(r["network"] for r in rows):
@@ -141,7 +152,10 @@ def markdown(rows, trials):
                 "multiply-adds not on zero padding, as % of peak. Times are at the measured peak's speed: each "
                 "measurement is scaled by the speed of the peak loop timed beside it (the clock probe), so a % of peak "
                 "is a share of the momentary peak. convtune best of 20 comes from the tuning log; best of N, "
-                "oneDNN and im2col+BLAS were timed together by `convtune bench`.", "",
+                "oneDNN and im2col+BLAS were timed together by `convtune bench`"
+                + (f", in {rs[0]['processes']} fresh processes per layer (times: the medians of theirs; in "
+                   "brackets the range of the processes' convtune/oneDNN)." if rs[0].get("processes", 1) > 1 else ".")
+                , "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
                 f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
                 "| wall-clock convtune/oneDNN | oneDNN impl | BLAS core |",
@@ -152,7 +166,7 @@ def markdown(rows, trials):
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
                                     for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
                        + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
-                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')} | {fmt(r['ratio_wall'], '.2f')}"
+                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')}{spread(r)} | {fmt(r['ratio_wall'], '.2f')}"
                        + f" | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
 
@@ -199,6 +213,8 @@ def main():
                     help="cores for convtune and the libraries (default 1: the paper's single-core comparison)")
     ap.add_argument("--min-repeat-ms", type=float, default=100)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--processes", type=int, default=1,
+                    help="fresh processes per bench, each with its own buffers (convtune bench --processes)")
     ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")
     ap.add_argument("--bench-args", default="", help="extra arguments for convtune bench")
     ap.add_argument("--bench-only", action="store_true",

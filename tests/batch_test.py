@@ -102,6 +102,22 @@ def main():
             check([r["trials"] for r in csv.DictReader(f)] == ["3", "3"], "--bench-only tuned")
         with open(os.path.join(out, "tiny.md")) as f:
             check("convtune best of N (N=3)" in f.read(), "--bench-only: N is not the logs' 3 trials")
+        # --processes 2: a cached bench of one process is not kept; each bench ran in two.
+        before = os.path.getmtime(bench0)
+        run(batch + ["--trials", "5", "--bench-only", "--resume", "--processes", "2"])
+        check(os.path.getmtime(bench0) > before, "--processes 2 kept the one-process bench")
+        with open(bench0) as f:
+            b = json.load(f)
+        check(b["processes"] == 2 and len(b["convtune"]["samples"]) == 2, f"bench of 2 processes: {b}")
+        with open(os.path.join(out, "tiny.csv")) as f:
+            r = next(csv.DictReader(f))
+        check(r["processes"] == "2", f"processes column {r['processes']}")
+        if r["onednn_impl"] != "missing":
+            ratios = b["process_ratios"]
+            check(len(ratios) == 2 and abs(float(r["ratio_min"]) - min(ratios)) <= 1e-5 * min(ratios),
+                  f"ratio_min {r['ratio_min']} of {ratios}")
+        with open(os.path.join(out, "tiny.md")) as f:
+            check("in 2 fresh processes per layer" in f.read(), "the Markdown does not say how many processes")
         # Without a log there is nothing to bench: one line that says what to do.
         empty = os.path.join(out, "empty")
         p = subprocess.run([sys.executable] + batch + ["--out", empty, "--bench-only"], stdout=subprocess.PIPE,

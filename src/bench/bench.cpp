@@ -104,7 +104,7 @@ std::string check_output(const ProblemData& p, const float* out, const std::stri
                      who, n, h, w, k, got, p.check_value[bad], p.tolerance, fix);
 }
 
-BenchResult run_bench(const BenchOptions& opt) {
+BenchResult bench_kernel(const BenchOptions& opt, Isa* isa_out) {
   const TuneOptions& t = opt.tune;
   BenchResult res;
   res.shape = t.shape;
@@ -147,6 +147,14 @@ BenchResult run_bench(const BenchOptions& opt) {
       check_log_machine(res.log_path, read_records(res.log_path), machine_id(detect_machine(res.cpu)));
     res.best = best_from_log(res.log_path, t.shape, t.threads, t.epilogue, &res.trials);
   }
+  *isa_out = isa;
+  return res;
+}
+
+BenchResult run_bench(const BenchOptions& opt) {
+  const TuneOptions& t = opt.tune;
+  Isa isa;
+  BenchResult res = bench_kernel(opt, &isa);
   const std::string fn = function_name(res.layer);
   GeneratedKernel k = generate_conv(isa, {t.shape, parse_config(res.best.config), fn, "convtune bench", t.epilogue});
   Compiler cc = Compiler::from_env(isa.cflags);

@@ -1,5 +1,6 @@
 // What `convtune bench` prints: a table per layer, or one JSON object.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
@@ -51,6 +52,10 @@ std::string bench_summary(const BenchResult& r) {
                      100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, what);
   }
   if (double q = ratio(r)) o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's)\n", q);
+  if (r.processes > 1)
+    o += fmt::format("processes: {}, each with its own buffers; times are the medians of theirs; convtune/oneDNN "
+                     "in each: {:.3f}\n",
+                     r.processes, fmt::join(r.process_ratios, " "));
   o += fmt::format("convtune kernel: {}\n", r.best.config);
   o += r.config_given ? std::string("log: none (--config)\n") : fmt::format("log: {}\n", r.log_path);
   return o;
@@ -88,6 +93,10 @@ std::string bench_json(const BenchResult& r) {
            {"max_error", e.max_error}};
     }
     j[bench_json_key(e.name)] = x;
+  }
+  if (r.processes > 1) {
+    j["processes"] = r.processes;
+    j["process_ratios"] = r.process_ratios;
   }
   double q = ratio(r);
   j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);

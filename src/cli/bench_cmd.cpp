@@ -44,6 +44,7 @@ int run_library(const BenchArgs& a, CLI::App* sub) {
                               opt));
   if (a.epilogue != "none")
     throw Error("--library: exported libraries have no epilogue yet; leave out --epilogue");
+  if (sub->count("--processes")) throw Error("--library measures in one process; leave out --processes");
   const std::vector<int> counts = parse_threads_list(a.threads);
   if (counts.size() > 1) throw Error("--library takes one --threads count; run it once per count");
   const TuneOptions& t = a.opt.tune;
@@ -105,6 +106,11 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
   sub->add_flag("-q,--quiet", o.quiet, "no progress output");
+  sub->add_option("--processes", a->opt.processes,
+                  "measure in this many fresh processes, one after another, each with its own buffers (their "
+                  "pages decide cache conflicts); times are the medians of theirs")
+      ->capture_default_str()
+      ->check(processes_check());
   sub->add_option("--config", a->opt.config,
                   "bench this configuration of the one layer instead of the log's best, e.g. a log's or tune's "
                   "text edited by hand: \"[T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), U(2,k), V(k)]\"");
@@ -141,7 +147,7 @@ Runner setup_bench(CLI::App* sub) {
         b.tune.threads = n;
         if (shapes.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/" + layer_id(s);
         if (counts.size() > 1 && !b.tune.out_dir.empty()) b.tune.out_dir += "/t" + std::to_string(n);
-        BenchResult r = run_bench(b);
+        BenchResult r = b.processes > 1 ? run_bench_processes(b) : run_bench(b);
         for (const auto& e : r.entries)
           if (!e.ran() && !told) std::fprintf(stderr, "convtune: note: %s\n", e.missing.c_str());
         told = true;  // once per run, not per layer

@@ -48,6 +48,7 @@ CLI::Validator cpu_check() { return integer_in(0, 4095, "a CPU number"); }
 CLI::Validator jobs_check() { return integer_in(1, 1024, "a number of parallel compilations"); }
 CLI::Validator min_repeat_ms_check() { return number_in(0, 60000, "(]", "milliseconds"); }
 CLI::Validator repeat_check() { return integer_in(1, 1000, "a number of measurements"); }
+CLI::Validator processes_check() { return integer_in(1, 100, "a number of processes"); }
 CLI::Validator timeout_check() { return number_in(0, 86400, "(]", "seconds"); }
 CLI::Validator top_check() { return integer_in(0, 1000, "a number of finalists (0 or 1: no re-measure)"); }
 CLI::Validator top_rounds_check() { return integer_in(1, 1000, "a number of rounds"); }

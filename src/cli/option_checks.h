@@ -22,6 +22,7 @@ CLI::Validator cpu_check();
 CLI::Validator jobs_check();
 CLI::Validator min_repeat_ms_check();
 CLI::Validator repeat_check();
+CLI::Validator processes_check();
 CLI::Validator timeout_check();
 CLI::Validator check_points_check();
 /// tune's finalists: how many, and in how many rounds.

@@ -292,6 +292,54 @@ TEST(Bench, ConfigGivenByHand) {
               "convtune: error: --config is one kernel for one thread count; give one --threads count\n");
 }
 
+// --processes 3: three `bench --config` processes of the kernel the log
+// delivered, their times' medians, each one's ratio and every round's sample.
+TEST(Bench, FreshProcessesEachMeasureTheWholeComparison) {
+  const int64_t vectors = 32 / load_isa(best_isa()).lanes;  // kShape's K
+  const std::string config = fmt::format("[T({},k), T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), V(k)]", vectors);
+  const std::string bench = "bench --shape " + kShape + " --min-repeat-ms 1 --repeat 2 --threads 1 --config '" +
+                            config + "' --processes 3";
+  auto r = run_cli(bench + " --json -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["processes"], 3);
+  EXPECT_EQ(j["config"], config);
+  EXPECT_EQ(j["convtune"]["samples"].size(), 6u);  // 2 rounds in each of 3 processes
+  const auto samples = j["convtune"]["samples"].get<std::vector<double>>();
+  const double s = j["convtune"]["seconds"].get<double>();
+  EXPECT_GE(s, *std::min_element(samples.begin(), samples.end()));
+  EXPECT_LE(s, *std::max_element(samples.begin(), samples.end()));
+  if (j["onednn"].contains("seconds")) {
+    ASSERT_EQ(j["process_ratios"].size(), 3u);
+    EXPECT_DOUBLE_EQ(j["ratio_convtune_onednn"].get<double>(),
+                     j["onednn"]["seconds"].get<double>() / j["convtune"]["seconds"].get<double>());
+  } else {
+    EXPECT_TRUE(j["process_ratios"].empty());  // no oneDNN here: nothing to compare
+  }
+  r = run_cli(bench);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nprocesses: 3, each with its own buffers; times are the medians of theirs;"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find(": process 3 of 3\n"), std::string::npos) << r.err;  // each one announced
+  EXPECT_EQ(run_cli("bench --shape " + kShape + " --library no-such-dir --processes 2").err,
+            "convtune: error: --library measures in one process; leave out --processes\n");
+  // A process that fails says which and why: tests/execution/fault_cc.sh as CC spoils output[0].
+  test::TempDir td;
+  const std::string cmd = "env CC=" + std::string(CONVTUNE_SOURCE_DIR) +
+                          "/tests/execution/fault_cc.sh FAULT_CC_FAULTS=ct_conv_N1_K32_C16_H8_W8_R3_S3_st1_p1:wrong " +
+                          std::string(CONVTUNE_BIN) + " " + bench + " -q > " + td.file("out") + " 2> " + td.file("err");
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 1);
+  const std::string err = test::read_file(td.file("err"));
+  EXPECT_EQ(err.rfind("convtune: error: bench N1_K32_C16_H8_W8_R3_S3_st1_p1: process 1 of 3 failed (exited with code "
+                      "1): convtune's kernel disagrees with the reference at output (n=0,h=0,w=0,k=0): ",
+                      0),
+            0u)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(test::read_file(td.file("out")), "");
+}
+
 // A fresh tune (--trials) then the three timings, as JSON.
 TEST(Bench, JsonReportsAllThreeAndTheRealWork) {
   test::TempDir td;

@@ -51,6 +51,7 @@ TEST(CliOptions, NumbersOutOfRangeAreRefusedAtParseTime) {
       {"bench" + kShape + " --threads 1,x",
        "--threads: 'x' is not a whole number; give a number of threads in [1, 4096] (or a list such as 1,2)"},
       {"bench" + kShape + " --repeat x", "--repeat: 'x' is not a whole number; give a number of measurements in [1, 1000]"},
+      {"bench" + kShape + " --processes 0", "--processes: 0 is out of range; give a number of processes in [1, 100]"},
       {"profile --quick --threshold 2" + table, "--threshold: 2 is out of range; give a fraction of peak such as 0.80 in (0, 1.5]"},
       {"profile --quick --min-repeat-ms 0" + table, "--min-repeat-ms: 0 is out of range; give milliseconds in (0, 60000]"},
   };

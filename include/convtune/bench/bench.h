@@ -19,6 +19,7 @@ struct BenchOptions {
   TuneOptions tune;         // shape, isa, cpu, threads, timing, check points, out/log (as for tune)
   bool fresh_tune = false;  // tune first (tune.trials candidates) instead of reading the log
   std::string config;       // --config: bench this configuration's kernel instead (no log, no tune)
+  int processes = 1;        // --processes: fresh processes, each a whole interleaved measurement (bench_processes.cpp)
 };
 
 struct BenchEntry {
@@ -50,12 +51,26 @@ struct BenchResult {
   std::string date;         // UTC, ISO 8601
   std::string machine;      // CPU model
   std::vector<BenchEntry> entries;  // convtune, oneDNN, im2col+OpenBLAS
+  int processes = 1;        // measured in this many fresh processes (bench --processes)
+  std::vector<double> process_ratios;  // convtune/oneDNN in each of them (processes > 1)
   const BenchEntry* find(const std::string& name) const;
 };
 
 /// Runs the comparison for opt.tune.shape. Throws Error for bad input, a
 /// missing log, or an implementation that disagrees with the reference.
 BenchResult run_bench(const BenchOptions& opt);
+
+/// The comparison's setup without the timing: the layer, the CPUs, and
+/// convtune's kernel (from --config, a fresh tune or the log) in res.best.
+BenchResult bench_kernel(const BenchOptions& opt, Isa* isa);
+
+/// run_bench in opt.processes fresh processes (`convtune bench --config` of
+/// the kernel bench_kernel chose, one after another). A process's buffers,
+/// and so their physical pages and cache sets, are its own: on the Xeon of
+/// stop 31 one layer's ratio moved by up to 7 % from process to process while
+/// rounds inside one process agreed. Every time is the median of the
+/// processes' medians; process_ratios keeps each one's convtune/oneDNN.
+BenchResult run_bench_processes(const BenchOptions& opt);
 
 /// "" when `out` ([N][Ho][Wo][K], output_size() floats) matches the reference at every checked
 /// point, else the one-line error naming `who`, the element and `fix`;
