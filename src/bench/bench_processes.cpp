@@ -27,7 +27,10 @@ nlohmann::json one_process(const std::vector<std::string>& argv, int i, int n, c
   const ProcResult p = run_command(argv, 86400);
   const size_t start = p.output.rfind("\n{");
   const std::string json = start == std::string::npos ? p.output : p.output.substr(start + 1);
-  if (p.ok() && !json.empty() && json[0] == '{') return nlohmann::json::parse(json);
+  if (p.ok() && !json.empty() && json[0] == '{') {
+    nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+    if (!j.is_discarded()) return j;
+  }
   std::string why = p.output.substr(0, p.output.find('\n'));
   if (why.rfind("convtune: error: ", 0) == 0) why = why.substr(17);
   throw Error(fmt::format("bench {}: process {} of {} failed ({}): {}", layer, i + 1, n,

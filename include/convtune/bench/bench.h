@@ -67,9 +67,9 @@ BenchResult bench_kernel(const BenchOptions& opt, Isa* isa);
 /// run_bench in opt.processes fresh processes (`convtune bench --config` of
 /// the kernel bench_kernel chose, one after another). A process's buffers,
 /// and so their physical pages and cache sets, are its own: on the Xeon of
-/// stop 31 one layer's ratio moved by up to 7 % from process to process while
-/// rounds inside one process agreed. Every time is the median of the
-/// processes' medians; process_ratios keeps each one's convtune/oneDNN.
+/// stop 31 one layer's ratio was 1.00 in one process and 1.07 in another.
+/// Every time is the median of the processes' medians; process_ratios keeps
+/// each one's convtune/oneDNN.
 BenchResult run_bench_processes(const BenchOptions& opt);
 
 /// "" when `out` ([N][Ho][Wo][K], output_size() floats) matches the reference at every checked
