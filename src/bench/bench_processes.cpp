@@ -97,7 +97,8 @@ BenchResult run_bench_processes(const BenchOptions& opt) {
   res.machine = runs[0]["machine"].get<std::string>();
   res.date = runs[0]["date"].get<std::string>();
   for (const char* name : {"convtune", "oneDNN", "im2col+OpenBLAS", "XNNPACK", "LIBXSMM"}) {
-    BenchEntry m = entry_of(runs[0], name);
+    // Every process's samples; the median of their medians; missing if one process lacked it.
+    BenchEntry m(name);
     std::vector<double> seconds, wall;
     for (const auto& j : runs) {
       const BenchEntry e = entry_of(j, name);
@@ -105,13 +106,12 @@ BenchResult run_bench_processes(const BenchOptions& opt) {
         m.missing = e.missing;
         break;
       }
+      m.impl = e.impl;
       seconds.push_back(e.seconds);
       wall.push_back(e.wall_seconds);
       m.max_error = std::max(m.max_error, e.max_error);
-      if (&j != &runs[0]) {
-        m.samples.insert(m.samples.end(), e.samples.begin(), e.samples.end());
-        m.probe_gflops.insert(m.probe_gflops.end(), e.probe_gflops.begin(), e.probe_gflops.end());
-      }
+      m.samples.insert(m.samples.end(), e.samples.begin(), e.samples.end());
+      m.probe_gflops.insert(m.probe_gflops.end(), e.probe_gflops.begin(), e.probe_gflops.end());
     }
     if (m.ran()) {
       m.seconds = median(seconds);

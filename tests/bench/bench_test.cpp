@@ -292,8 +292,8 @@ TEST(Bench, ConfigGivenByHand) {
               "convtune: error: --config is one kernel for one thread count; give one --threads count\n");
 }
 
-// --processes 3: three `bench --config` processes of the kernel the log
-// delivered, their times' medians, each one's ratio and every round's sample.
+// --processes 3: three `bench --config` processes of the given kernel, their
+// times' medians, each one's ratio and every round's sample.
 TEST(Bench, FreshProcessesEachMeasureTheWholeComparison) {
   const int64_t vectors = 32 / load_isa(best_isa()).lanes;  // kShape's K
   const std::string config = fmt::format("[T({},k), T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), V(k)]", vectors);
