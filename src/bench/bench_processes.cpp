@@ -9,7 +9,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
 #include "convtune/core/epilogue.h"
@@ -22,36 +21,22 @@ namespace convtune {
 
 namespace {
 
-// One process's --json object, or an Error naming the process and its first line.
-nlohmann::json one_process(const std::vector<std::string>& argv, int i, int n, const std::string& layer) {
+// One process's result (its --json object, read back), or an Error naming the process and its first line.
+BenchResult one_process(const std::vector<std::string>& argv, int i, int n, const std::string& layer) {
   const ProcResult p = run_command(argv, 86400);
   const size_t start = p.output.rfind("\n{");
   const std::string json = start == std::string::npos ? p.output : p.output.substr(start + 1);
-  if (p.ok() && !json.empty() && json[0] == '{') {
-    nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
-    if (!j.is_discarded()) return j;
-  }
   std::string why = p.output.substr(0, p.output.find('\n'));
+  if (p.ok() && !json.empty() && json[0] == '{') {
+    try {
+      return bench_from_json(json);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }
   if (why.rfind("convtune: error: ", 0) == 0) why = why.substr(17);
   throw Error(fmt::format("bench {}: process {} of {} failed ({}): {}", layer, i + 1, n,
                           p.ok() ? "no result" : failure_text(p, 86400), why));
-}
-
-// The entries of one process's object, in the order bench reports them.
-BenchEntry entry_of(const nlohmann::json& j, const std::string& name) {
-  BenchEntry e(name);
-  const nlohmann::json& x = j.at(bench_json_key(name));
-  if (x.contains("missing")) {
-    e.missing = x["missing"].get<std::string>();
-    return e;
-  }
-  e.impl = x["impl"].get<std::string>();
-  e.seconds = x["seconds"].get<double>();
-  e.samples = x["samples"].get<std::vector<double>>();
-  e.wall_seconds = x["wall_seconds"].get<double>();
-  e.probe_gflops = x["probe_gflops"].get<std::vector<double>>();
-  e.max_error = x["max_error"].get<double>();
-  return e;
 }
 
 }  // namespace
@@ -83,35 +68,35 @@ BenchResult run_bench_processes(const BenchOptions& opt) {
                                       std::to_string(t.check_points),
                                       "--json",
                                       "--quiet"};
-  std::vector<nlohmann::json> runs;
+  std::vector<BenchResult> runs;
   for (int i = 0; i < opt.processes; ++i) {
     bench_note(t.quiet, fmt::format("bench {}: process {} of {}", res.layer, i + 1, opt.processes));
     runs.push_back(one_process(argv, i, opt.processes, res.layer));
   }
   std::vector<double> peaks;
-  for (const auto& j : runs) {
-    peaks.push_back(j["peak_gflops"].get<double>());
-    if (!j["ratio_convtune_onednn"].is_null()) res.process_ratios.push_back(j["ratio_convtune_onednn"].get<double>());
+  for (const BenchResult& r : runs) {
+    peaks.push_back(r.peak_gflops);
+    if (const double q = bench_ratio(r)) res.process_ratios.push_back(q);
   }
   res.peak_gflops = median(peaks);
-  res.machine = runs[0]["machine"].get<std::string>();
-  res.date = runs[0]["date"].get<std::string>();
-  for (const char* name : {"convtune", "oneDNN", "im2col+OpenBLAS", "XNNPACK", "LIBXSMM"}) {
+  res.machine = runs[0].machine;
+  res.date = runs[0].date;
+  for (const BenchEntry& first : runs[0].entries) {
     // Every process's samples; the median of their medians; missing if one process lacked it.
-    BenchEntry m(name);
+    BenchEntry m(first.name);
     std::vector<double> seconds, wall;
-    for (const auto& j : runs) {
-      const BenchEntry e = entry_of(j, name);
-      if (!e.ran()) {
-        m.missing = e.missing;
+    for (const BenchResult& r : runs) {
+      const BenchEntry* e = r.find(first.name);
+      if (!e || !e->ran()) {
+        m.missing = e ? e->missing : "not in every process's result";
         break;
       }
-      m.impl = e.impl;
-      seconds.push_back(e.seconds);
-      wall.push_back(e.wall_seconds);
-      m.max_error = std::max(m.max_error, e.max_error);
-      m.samples.insert(m.samples.end(), e.samples.begin(), e.samples.end());
-      m.probe_gflops.insert(m.probe_gflops.end(), e.probe_gflops.begin(), e.probe_gflops.end());
+      m.impl = e->impl;
+      seconds.push_back(e->seconds);
+      wall.push_back(e->wall_seconds);
+      m.max_error = std::max(m.max_error, e->max_error);
+      m.samples.insert(m.samples.end(), e->samples.begin(), e->samples.end());
+      m.probe_gflops.insert(m.probe_gflops.end(), e->probe_gflops.begin(), e->probe_gflops.end());
     }
     if (m.ran()) {
       m.seconds = median(seconds);

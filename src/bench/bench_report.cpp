@@ -1,21 +1,25 @@
-// What `convtune bench` prints: a table per layer, or one JSON object.
+// What `convtune bench` prints: a table per layer, or one JSON object, and
+// that object read back (bench --processes merges its processes' objects).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
+#include "convtune/core/error.h"
 #include "convtune/core/machine.h"
 #include "report_text.h"
 
 namespace convtune {
 
-namespace {
-
-// convtune's GFLOP/s over oneDNN's; 0 when either did not run.
-double ratio(const BenchResult& r) {
+double bench_ratio(const BenchResult& r) {
   const BenchEntry *c = r.find("convtune"), *d = r.find("oneDNN");
   return c && d && c->ran() && d->ran() && c->seconds > 0 ? d->seconds / c->seconds : 0;
 }
+
+namespace {
+
+// The implementations bench_json may hold, in the order bench reports them.
+constexpr const char* kBenchNames[] = {"convtune", "oneDNN", "im2col+OpenBLAS", "XNNPACK", "LIBXSMM"};
 
 }  // namespace
 
@@ -51,7 +55,7 @@ std::string bench_summary(const BenchResult& r) {
     o += fmt::format("{:<16} {:>9.3f} {:>9.1f} {:>7.1f}  {:>12.1f} {:>11.1f}  {}\n", e.name, e.seconds * 1e3, g,
                      100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, what);
   }
-  if (double q = ratio(r)) o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's)\n", q);
+  if (double q = bench_ratio(r)) o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's)\n", q);
   if (r.processes > 1)
     o += fmt::format("processes: {}, each with its own buffers; times are the medians of theirs; convtune/oneDNN "
                      "in each: {:.3f}\n",
@@ -98,9 +102,52 @@ std::string bench_json(const BenchResult& r) {
     j["processes"] = r.processes;
     j["process_ratios"] = r.process_ratios;
   }
-  double q = ratio(r);
+  double q = bench_ratio(r);
   j["ratio_convtune_onednn"] = q > 0 ? nlohmann::json(q) : nlohmann::json(nullptr);
   return j.dump() + "\n";  // one line: --json prints JSON Lines
+}
+
+BenchResult bench_from_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error("bench's JSON is not a JSON object");
+  try {
+    BenchResult r;
+    r.layer = j.at("layer").get<std::string>();
+    r.shape = parse_shape(j.at("shape").get<std::string>());
+    if (j.contains("epilogue")) r.epilogue = parse_epilogue(j["epilogue"].get<std::string>());
+    r.cpu = j.at("cpu").get<int>();
+    r.threads = j.at("threads").get<int>();
+    r.cpus = j.at("cpus").get<std::vector<int>>();
+    r.peak_gflops = j.at("peak_gflops").get<double>();
+    r.machine = j.at("machine").get<std::string>();
+    r.date = j.at("date").get<std::string>();
+    r.log_path = j.at("log").get<std::string>();
+    r.trials = j.at("trials").get<int64_t>();
+    r.best.config = j.at("config").get<std::string>();
+    r.config_given = j.value("config_given", false);
+    r.best.gflops = j.at("log_gflops").get<double>();
+    for (const char* name : kBenchNames) {
+      if (!j.contains(bench_json_key(name))) continue;
+      const nlohmann::json& x = j[bench_json_key(name)];
+      BenchEntry e(name);
+      if (x.contains("missing")) {
+        e.missing = x["missing"].get<std::string>();
+      } else {
+        e.impl = x.at("impl").get<std::string>();
+        e.seconds = x.at("seconds").get<double>();
+        e.samples = x.at("samples").get<std::vector<double>>();
+        e.wall_seconds = x.at("wall_seconds").get<double>();
+        e.probe_gflops = x.at("probe_gflops").get<std::vector<double>>();
+        e.max_error = x.at("max_error").get<double>();
+      }
+      r.entries.push_back(e);
+    }
+    r.processes = j.value("processes", 1);
+    if (j.contains("process_ratios")) r.process_ratios = j["process_ratios"].get<std::vector<double>>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("bench's JSON lacks a field or has a wrong type: {}", e.what()));
+  }
 }
 
 std::string bench_scaling(const std::vector<BenchResult>& runs) {
@@ -120,7 +167,7 @@ std::string bench_scaling(const std::vector<BenchResult>& runs) {
                               "GFLOP/s", "speed-up", "convtune/oneDNN");
   const double ct0 = seconds(runs[0], "convtune"), dn0 = seconds(runs[0], "oneDNN");
   for (const BenchResult& r : runs) {
-    const double q = ratio(r);
+    const double q = bench_ratio(r);
     o += fmt::format("{:>7}  {}  {}  {:>15}\n", r.threads, cell(seconds(r, "convtune"), ct0),
                      cell(seconds(r, "oneDNN"), dn0), q > 0 ? fmt::format("{:.2f}", q) : std::string("-"));
   }

@@ -13,6 +13,7 @@
 
 #include "convtune/baselines/baseline.h"
 #include "convtune/bench/bench.h"
+#include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
@@ -338,6 +339,87 @@ TEST(Bench, FreshProcessesEachMeasureTheWholeComparison) {
       << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(test::read_file(td.file("out")), "");
+}
+
+// bench --processes merges its processes' --json objects: what bench_json
+// writes, bench_from_json reads back, field for field, and refuses what is
+// not such an object with one line.
+TEST(Bench, JsonReadsBackWhatItWrites) {
+  BenchResult r;
+  r.layer = "yolo9000-8";
+  r.shape = parse_shape("K=20,C=8,H=6,R=3,pad=1");
+  r.epilogue = Epilogue::bias_relu;
+  r.cpu = 1;
+  r.threads = 2;
+  r.cpus = {0, 1};
+  r.peak_gflops = 234.5;
+  r.machine = "Some CPU";
+  r.date = "2026-11-26";
+  r.log_path = "out/log.jsonl";
+  r.trials = 20;
+  r.best.config = "[U(7,h), U(2,k), V(k)]";
+  r.best.gflops = 99.5;
+  r.processes = 3;
+  r.process_ratios = {1.01, 0.99, 1.03};
+  BenchEntry ct("convtune", "[U(7,h), U(2,k), V(k)]");
+  ct.seconds = 2e-3;
+  ct.samples = {2e-3, 2.1e-3};
+  ct.wall_seconds = 2.05e-3;
+  ct.probe_gflops = {230, 231};
+  ct.max_error = 1e-6;
+  BenchEntry dnn = ct;
+  dnn.name = "oneDNN";
+  dnn.impl = "brgconv:avx512_core";
+  dnn.seconds = 2.2e-3;
+  r.entries = {ct, dnn, BenchEntry("im2col+OpenBLAS", "", "no OpenBLAS: install libopenblas-dev")};
+
+  const BenchResult b = bench_from_json(bench_json(r));
+  EXPECT_EQ(b.layer, r.layer);
+  EXPECT_EQ(b.shape.to_string(), r.shape.to_string());
+  EXPECT_EQ(b.epilogue, r.epilogue);
+  EXPECT_EQ(b.cpu, 1);
+  EXPECT_EQ(b.threads, 2);
+  EXPECT_EQ(b.cpus, r.cpus);
+  EXPECT_EQ(b.peak_gflops, r.peak_gflops);
+  EXPECT_EQ(b.machine, r.machine);
+  EXPECT_EQ(b.date, r.date);
+  EXPECT_EQ(b.log_path, r.log_path);
+  EXPECT_EQ(b.trials, 20);
+  EXPECT_EQ(b.best.config, r.best.config);
+  EXPECT_EQ(b.best.gflops, r.best.gflops);
+  EXPECT_FALSE(b.config_given);
+  EXPECT_EQ(b.processes, 3);
+  EXPECT_EQ(b.process_ratios, r.process_ratios);
+  ASSERT_EQ(b.entries.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const BenchEntry &want = r.entries[i], &got = b.entries[i];
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.missing, want.missing);
+    EXPECT_EQ(got.impl, want.impl);
+    EXPECT_EQ(got.seconds, want.seconds);
+    EXPECT_EQ(got.samples, want.samples);
+    EXPECT_EQ(got.wall_seconds, want.wall_seconds);
+    EXPECT_EQ(got.probe_gflops, want.probe_gflops);
+    EXPECT_EQ(got.max_error, want.max_error);
+  }
+  EXPECT_NEAR(bench_ratio(b), 1.1, 1e-12);
+
+  auto error_of = [](const std::string& text) {
+    try {
+      bench_from_json(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("[1, 2]"), "bench's JSON is not a JSON object");
+  EXPECT_EQ(error_of("convtune: error: no log"), "bench's JSON is not a JSON object");
+  nlohmann::json j = nlohmann::json::parse(bench_json(r));
+  j.erase("peak_gflops");
+  EXPECT_EQ(error_of(j.dump()).rfind("bench's JSON lacks a field or has a wrong type: ", 0), 0u) << error_of(j.dump());
+  j = nlohmann::json::parse(bench_json(r));
+  j["convtune"]["samples"] = "fast";
+  EXPECT_EQ(error_of(j.dump()).rfind("bench's JSON lacks a field or has a wrong type: ", 0), 0u);
 }
 
 // A fresh tune (--trials) then the three timings, as JSON.

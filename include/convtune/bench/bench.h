@@ -85,6 +85,11 @@ inline std::string check_output(const ProblemData& p, const std::vector<float>& 
 /// Human table and the --json object.
 std::string bench_summary(const BenchResult& r);
 std::string bench_json(const BenchResult& r);
+/// bench_json's object read back (what bench --processes merges); the
+/// entries in bench's order. Throws Error if `text` is not such an object.
+BenchResult bench_from_json(const std::string& text);
+/// convtune/oneDNN: oneDNN's time over convtune's; 0 when either did not run.
+double bench_ratio(const BenchResult& r);
 /// `bench --threads 1,2`: one line per thread count of one layer with
 /// convtune's and oneDNN's times, GFLOP/s, speed-up over the first count and
 /// convtune/oneDNN.
