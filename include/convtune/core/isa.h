@@ -26,7 +26,10 @@ struct IsaTapsSpace {
   std::vector<int> c_values{1, 2, 4};
   int max_taps = 36;    // r*s*c bounds code size; c = 1 is always allowed
   int max_unroll = 16;  // bound on w, h, k
-  int broadcast_registers = 1;  // live for the input broadcast: 0 where the FMA takes it from memory (AVX-512 {1to16})
+  // Registers the emitted code keeps live for the input broadcast: 1, since
+  // ukernel_codegen.cpp broadcasts into a register; 0 would admit microkernels
+  // whose 33 live values GCC meets by spilling accumulators (CONTRACT.md).
+  int broadcast_registers = 1;
 };
 
 // How code of an ISA of another architecture runs here (empty qemu: it cannot).
