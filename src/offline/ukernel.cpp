@@ -82,9 +82,9 @@ bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
 
 // The taps family: the emitted code (ukernel_codegen.cpp) loads the k weight
 // vectors of one tap at a time and broadcasts one input element at a time, so
-// only w*h*k + k + broadcast_registers (1: the broadcast's register) registers
-// are live however many taps r*s*c it reduces; r*s*c only grows the code,
-// hence max_taps.
+// only w*h*k + k + broadcast_registers registers are live however many taps
+// r*s*c it reduces (AVX-512 reserves none and overcommits, CONTRACT.md);
+// r*s*c only grows the code, hence max_taps.
 bool taps_admits(const Isa& isa, const UkSizes& u) {
   const IsaTapsSpace& tp = isa.taps;
   if (u.k < 1 || u.w < 1 || u.h < 1) return false;

@@ -26,9 +26,8 @@ struct IsaTapsSpace {
   std::vector<int> c_values{1, 2, 4};
   int max_taps = 36;    // r*s*c bounds code size; c = 1 is always allowed
   int max_unroll = 16;  // bound on w, h, k
-  // Registers the emitted code keeps live for the input broadcast: 1, since
-  // ukernel_codegen.cpp broadcasts into a register; 0 would admit microkernels
-  // whose 33 live values GCC meets by spilling accumulators (CONTRACT.md).
+  // Registers the rule reserves for the input broadcast. The emitted code
+  // always keeps one; AVX-512's 0 overcommits on purpose (CONTRACT.md).
   int broadcast_registers = 1;
 };
 
