@@ -404,14 +404,7 @@ TEST(Bench, JsonReadsBackWhatItWrites) {
   }
   EXPECT_NEAR(bench_ratio(b), 1.1, 1e-12);
 
-  auto error_of = [](const std::string& text) {
-    try {
-      bench_from_json(text);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto error_of = [](const std::string& text) { return test::error_of([&] { bench_from_json(text); }); };
   EXPECT_EQ(error_of("[1, 2]"), "bench's JSON is not a JSON object");
   EXPECT_EQ(error_of("convtune: error: no log"), "bench's JSON is not a JSON object");
   nlohmann::json j = nlohmann::json::parse(bench_json(r));
