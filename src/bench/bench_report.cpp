@@ -16,13 +16,6 @@ double bench_ratio(const BenchResult& r) {
   return c && d && c->ran() && d->ran() && c->seconds > 0 ? d->seconds / c->seconds : 0;
 }
 
-namespace {
-
-// The implementations bench_json may hold, in the order bench reports them.
-constexpr const char* kBenchNames[] = {"convtune", "oneDNN", "im2col+OpenBLAS", "XNNPACK", "LIBXSMM"};
-
-}  // namespace
-
 std::string bench_summary(const BenchResult& r) {
   const double nominal = r.shape.flops(), real = r.shape.real_flops();
   const std::string where =
@@ -126,10 +119,10 @@ BenchResult bench_from_json(const std::string& text) {
     r.best.config = j.at("config").get<std::string>();
     r.config_given = j.value("config_given", false);
     r.best.gflops = j.at("log_gflops").get<double>();
-    for (const char* name : kBenchNames) {
-      if (!j.contains(bench_json_key(name))) continue;
-      const nlohmann::json& x = j[bench_json_key(name)];
-      BenchEntry e(name);
+    for (const BenchImpl& impl : kBenchImpls) {
+      if (!j.contains(impl.key)) continue;
+      const nlohmann::json& x = j[impl.key];
+      BenchEntry e(impl.name);
       if (x.contains("missing")) {
         e.missing = x["missing"].get<std::string>();
       } else {

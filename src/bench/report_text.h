@@ -11,12 +11,22 @@ inline void bench_note(bool quiet, const std::string& text) {
   if (!quiet) std::fprintf(stderr, "convtune: %s\n", text.c_str());
 }
 
+// The implementations a bench compares, in the order it reports them: display
+// name and JSON key. bench_from_json reads the keys back in this order.
+struct BenchImpl {
+  const char* name;
+  const char* key;
+};
+inline constexpr BenchImpl kBenchImpls[] = {{"convtune", "convtune"},
+                                            {"oneDNN", "onednn"},
+                                            {"im2col+OpenBLAS", "im2col_blas"},
+                                            {"XNNPACK", "xnnpack"},
+                                            {"LIBXSMM", "libxsmm"}};
+
 // The JSON key of an implementation's display name ("oneDNN" -> "onednn").
 inline std::string bench_json_key(const std::string& name) {
-  if (name == "oneDNN") return "onednn";
-  if (name == "im2col+OpenBLAS") return "im2col_blas";
-  if (name == "XNNPACK") return "xnnpack";
-  if (name == "LIBXSMM") return "libxsmm";
+  for (const BenchImpl& i : kBenchImpls)
+    if (name == i.name) return i.key;
   return name;
 }
 
