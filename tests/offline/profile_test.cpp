@@ -8,6 +8,8 @@
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
+#include "convtune/offline/profile.h"
+#include "convtune/offline/ukernel.h"
 #include "convtune/offline/ukernel_codegen.h"
 #include "test_util.h"
 
@@ -40,6 +42,24 @@ TEST(ProfileUnit, WrongAndCrashingMicrokernelsAreRecordedAndTheRestMeasured) {
   EXPECT_EQ(got[2].status, "crash");
   EXPECT_EQ(got[3].status, "ok");
   EXPECT_GT(got[3].gflops, 0);
+}
+
+// A taps microkernel's weights fit half of this machine's L2 (profile.h); the
+// paper's family keeps 000 §4.1's 512 steps whatever the cache.
+TEST(ProfileUnit, ATapsReductionFitsHalfOfL2) {
+  Isa avx2 = load_isa("avx2"), avx512 = load_isa("avx512");
+  const UkSizes taps = test::uk(3, 2, 2, 2, 3, 3);  // 3*3*2*3 vectors of 8: 1728 B a step
+  ASSERT_EQ(ukernel_family(avx2, taps), "taps");
+  EXPECT_EQ(profile_nc(avx2, taps, 512 << 10), 128);  // 221 KB <= 256 KiB < 442 KB
+  EXPECT_EQ(profile_nc(avx2, taps, 2 << 20), 512);    // 884 KB <= 1 MiB
+  EXPECT_EQ(profile_nc(avx2, taps, 0), 512);          // unknown L2: 1 MiB
+  const UkSizes paper = test::uk(2, 3, 1, 5, 1, 1);
+  ASSERT_EQ(ukernel_family(avx2, paper), "paper");
+  EXPECT_EQ(profile_nc(avx2, paper, 512 << 10), 512);
+  EXPECT_EQ(profile_nc(avx2, paper, 32 << 10), 512);
+  const UkSizes big = test::uk(16, 1, 1, 1, 7, 7);  // 49*16 vectors of 16: 50 KB a step
+  ASSERT_EQ(ukernel_family(avx512, big), "taps");
+  EXPECT_EQ(profile_nc(avx512, big, 512 << 10), 16);  // never below 16 steps
 }
 
 TEST(ProfileUnit, ThePeakLoopRuns) {

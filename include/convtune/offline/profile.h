@@ -37,6 +37,18 @@ struct ProfileResult {
 /// edges of each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
 std::vector<UkSizes> quick_subset(const Isa& isa);
 
+/// The reduction length (c steps) a microkernel is profiled with. 000 §4.1
+/// repeats the block 512 times along c. A whole-filter (taps) microkernel
+/// reads r*s times more weights per step: at 512 steps a 7x7 one streams 6 MB
+/// of weights from L3 and measures as memory-bound, which it never is in a
+/// convolution (oneDNN's brgconv sizes its c blocks to stay in L2). Its
+/// reduction is halved (to 16 at least) until its weights fit half of this
+/// machine's L2 (l2_bytes; 0 = unknown, taken as 2 MiB), the rest left to the
+/// input rows. A fixed 1 MiB (half the Xeon's L2) put k3c2w2h2r3s3's 884 KB of
+/// weights past Zen 3's 512 KiB L2: 39 % of peak there (76 % with this rule),
+/// and 1 of 221 taps microkernels selected (40 with this rule).
+int64_t profile_nc(const Isa& isa, const UkSizes& u, int64_t l2_bytes);
+
 /// Runs the whole offline stage (or the rest of a journaled one) and returns
 /// the table (not yet written). Throws Error for a journal that exists without
 /// opt.resume, is invalid, or was started with other options or elsewhere.
