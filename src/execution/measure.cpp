@@ -36,6 +36,11 @@ std::vector<double> at_reference(const std::vector<double>& wall_s, const std::v
   return v;
 }
 
+double trusted_seconds(double scaled_s, double wall_s, double real_flops, double peak_gflops) {
+  if (scaled_s <= 0 || peak_gflops <= 0) return scaled_s;
+  return real_flops / scaled_s * 1e-9 > 1.03 * peak_gflops ? wall_s : scaled_s;
+}
+
 Timing time_calls(const std::function<void()>& call, const TimingProtocol& p, Counters* counters) {
   Env env{&call, counters};
   const bool counted = counters && counters->available();

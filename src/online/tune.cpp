@@ -312,7 +312,11 @@ TuneResult run_tune(const TuneOptions& opt) {
         RunResult rr = runner.run_conv(cjobs[i].output, protocol, opt.timeout_s);
         r.status = rr.status;
         r.detail = rr.detail;
-        r.seconds = rr.seconds;
+        r.seconds = rr.status == "ok" ? trusted_seconds(rr.seconds, rr.wall_seconds, opt.shape.real_flops(),
+                                                        res.peak_gflops)
+                                      : rr.seconds;
+        if (r.seconds != rr.seconds)
+          r.detail = "the clock probe was slowed beside this run; its wall-clock time is kept (measure.h trusted_seconds)";
         r.samples = rr.samples;
         r.wall_seconds = rr.wall_seconds;
         if (!rr.probe_gflops.empty()) r.probe_gflops = median(rr.probe_gflops);
@@ -393,7 +397,8 @@ TuneResult run_tune(const TuneOptions& opt) {
     auto stop = [] { return interrupted(); };
     if (res.finalists.size() > 1 && !res.emulated) {  // emulated timings rank nothing
       res.top_rounds = opt.top_rounds;
-      remeasure(runner, res.finalists, protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(), stop);
+      remeasure(runner, res.finalists, protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(),
+                opt.shape.real_flops(), res.peak_gflops, stop);
     }
     rank_finalists(res.finalists);
     const int w = interrupted() ? -1

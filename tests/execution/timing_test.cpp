@@ -108,5 +108,22 @@ TEST(TimingProtocol, AtReferenceScalesEachSampleByItsProbe) {
   EXPECT_EQ(at_reference({2e-3}, {}, 200), (std::vector<double>{2e-3}));  // no probe: unchanged
 }
 
+TEST(TimingProtocol, ASpeedAboveThePeakLoopKeepsTheWallClockTime) {
+  // resnet18-5 on the Zen 3 (stop 35): 12.85 MFLOP of real multiply-adds,
+  // 160 us by the wall clock (78 % of 102.5 GFLOP/s); a probe slowed to
+  // 66.9 GFLOP/s scaled it to 104 us, 123 GFLOP/s: impossible, wall time kept.
+  const double flops = 12.845e6, peak = 102.5, wall = 160e-6;
+  const double scaled = at_reference({wall}, {66.9}, peak).at(0);
+  EXPECT_GT(flops / scaled * 1e-9, 1.03 * peak);
+  EXPECT_DOUBLE_EQ(trusted_seconds(scaled, wall, flops, peak), wall);
+  // A clock change the probe undoes, within the peak: the scaled time stands.
+  const double slow_clock = at_reference({wall * 1.3}, {peak / 1.3}, peak).at(0);
+  EXPECT_DOUBLE_EQ(trusted_seconds(slow_clock, wall * 1.3, flops, peak), slow_clock);
+  // Up to 3 % above the peak is noise of a kernel at the peak, not a fault.
+  const double at_peak = flops / (1.025 * peak) * 1e-9;
+  EXPECT_DOUBLE_EQ(trusted_seconds(at_peak, 2 * at_peak, flops, peak), at_peak);
+  EXPECT_DOUBLE_EQ(trusted_seconds(0, 1e-3, flops, peak), 0);  // no time: nothing to judge
+}
+
 }  // namespace
 }  // namespace convtune::timing_test

@@ -46,7 +46,8 @@ std::vector<size_t> round_order(size_t n, size_t round);
 /// the failure's status and detail. Stops early (figures left at 0) when
 /// stop() says so.
 void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProtocol& protocol, int rounds,
-               double timeout_s, double flops, const std::function<bool()>& stop);
+               double timeout_s, double flops, double real_flops, double peak_gflops,
+               const std::function<bool()>& stop);
 
 /// Checks the ok finalists, best first, at every output element of `full`
 /// (made with 0 check points; it replaces the runner's problem) until one
