@@ -253,12 +253,13 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, UkernelCodegen, ::testing::Values("avx512", "avx2", "neon"));
 
-// CONTRACT.md "Compiler flags": a microkernel loads each weight vector once
+// CONTRACT.md "How it is built": a microkernel loads each weight vector once
 // per c step and keeps it in a register. GCC 12's znver2/znver3 cost model
 // (what -mtune=native picks on Zen 2/3) instead folds the load into every FMA
 // that uses it: k3c1w4h1 then issues 12 full-width loads and 4 broadcasts per
-// 12 FMAs, more than two load ports carry, and ran at 74 % of peak on a Zen 3
-// against 99 % in registers. The ISAs' flags must not let the compiler fold.
+// 12 FMAs, more than two load ports carry; the profile measured it at 49.7 %
+// of peak on a Zen 3 against 98.7 % in registers. The ISAs' flags must not
+// let the compiler fold.
 // Compiled to assembly only, so every x86 ISA is checked on any x86 CPU.
 int folded_fmas(const Isa& isa, const std::vector<std::string>& extra, const test::TempDir& td) {
   const UkSizes u{3, 1, 4, 1, 1, 1};
