@@ -40,7 +40,7 @@ T get(const nlohmann::json& j, const char* key, const std::string& origin, const
   }
 }
 
-// The taps family's bounds (IsaTapsSpace); every number but broadcast_registers is a size, so at least 1.
+// The taps family's bounds (IsaTapsSpace); every number but broadcast_registers and reread_weights is a size, so at least 1.
 IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin) {
   const std::string p = "taps_space.";
   auto tp = get<nlohmann::json>(j, "taps_space", origin);
@@ -67,6 +67,9 @@ IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin
   t.broadcast_registers = get<int>(tp, "broadcast_registers", origin, p);
   if (t.broadcast_registers < 0 || t.broadcast_registers > 1)
     throw Error(fmt::format("ISA description {}: key '{}broadcast_registers' takes 0 or 1", origin, p));
+  t.reread_weights = get<int>(tp, "reread_weights", origin, p);
+  if (t.reread_weights < 0)
+    throw Error(fmt::format("ISA description {}: key '{}reread_weights' takes an integer of at least 0", origin, p));
   return t;
 }
 

@@ -83,7 +83,8 @@ bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
 // The taps family: the emitted code (ukernel_codegen.cpp) loads the k weight
 // vectors of one tap at a time and broadcasts one input element at a time, so
 // only w*h*k + k + broadcast_registers registers are live however many taps
-// r*s*c it reduces (AVX-512 reserves none and overcommits, CONTRACT.md);
+// r*s*c it reduces (AVX-512 reserves none and overcommits, CONTRACT.md), less
+// the reread_weights vectors it may re-read at each use (one stays live);
 // r*s*c only grows the code, hence max_taps.
 bool taps_admits(const Isa& isa, const UkSizes& u) {
   const IsaTapsSpace& tp = isa.taps;
@@ -93,7 +94,8 @@ bool taps_admits(const Isa& isa, const UkSizes& u) {
   if (!contains(tp.c_values, u.c)) return false;
   if (u.c != 1 && u.r * u.s * u.c > tp.max_taps) return false;
   const int out = u.out_regs();
-  return out >= tp.out_min && out <= tp.out_max && out + u.k + tp.broadcast_registers <= isa.vector_registers;
+  const int weights = std::max(1, u.k - tp.reread_weights);
+  return out >= tp.out_min && out <= tp.out_max && out + weights + tp.broadcast_registers <= isa.vector_registers;
 }
 
 }  // namespace

@@ -47,6 +47,12 @@ namespace {
 // in registers (their address is never taken) and stay there.
 constexpr const char* kCompilerFence = "__asm__ __volatile__(\"\" ::: \"memory\");";
 
+// GCC's and Clang's way to hide a value's origin: after it, wq (W's value
+// in fact) is a pointer the compiler knows nothing about, so a load through
+// it is not merged with one before it; volatile, so two are never merged
+// into one. No instruction is emitted, and wq keeps its register.
+constexpr const char* kLaunder = "__asm__ __volatile__(\"\" : \"+r\"(wq));";
+
 // The epilogue on the accumulators, before the store, when the call completes
 // its blocks' reduction (`last`): B holds the block's biases, Q the residual
 // in the output's layout. The ISA's add/max/min templates; the K tail's
@@ -152,6 +158,12 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
     for (int w = 0; w < u.w; ++w)
       for (int k = 0; k < u.k; ++k) o += fmt::format("    {} = {};\n", acc(h, w, k), isa.zero);
   o += "  }\n";
+  // Weight vectors kept in registers across a tap's outputs: what the w*h*k
+  // accumulators and the broadcast leave of the register file. The rest are
+  // re-read at each use, through a pointer the compiler cannot prove equal
+  // to W, so it folds each read into its FMA instead of keeping the vector
+  // live and spilling an accumulator (CONTRACT.md "How it is built").
+  const int kept = std::clamp(isa.vector_registers - u.w * u.h * u.k - 1, 0, u.k);
   std::string loop;
   int row_cu = -1, row_r = -1;  // the (c, r) row of the last tap emitted
   for (int cu = 0; cu < u.c; ++cu)
@@ -168,12 +180,11 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
         row_cu = cu;
         row_r = r;
         loop += fmt::format("    {{ /* c+{} r={} s={} */\n", cu, r, s);
-        for (int k = 0; k < u.k; ++k) {
-          if (lanes_of(k) == 0) continue;
-          int64_t off = r * l.w_r + s * l.w_s + cu * l.w_c + int64_t(k) * V;
-          loop += fmt::format("    const {} w_k{} = {};\n", isa.vector_type, k,
-                              Isa::expand(isa.load, {{"ptr", fmt::format("W + {}", off)}}));
-        }
+        auto w_off = [&](int k) { return r * l.w_r + s * l.w_s + cu * l.w_c + int64_t(k) * V; };
+        for (int k = 0; k < kept; ++k)
+          if (lanes_of(k) > 0)
+            loop += fmt::format("    const {} w_k{} = {};\n", isa.vector_type, k,
+                                Isa::expand(isa.load, {{"ptr", fmt::format("W + {}", w_off(k))}}));
         for (int h = 0; h < u.h; ++h)
           for (int w = 0; w < u.w; ++w) {
             if (!row_ok(h, r) || !col_ok(w, s)) continue;
@@ -181,11 +192,14 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
             loop += "    {\n";
             loop += fmt::format("      const {} x = {};\n", isa.vector_type,
                                 Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));
+            if (kept < u.k) loop += fmt::format("      {}\n", kLaunder);
             for (int k = 0; k < u.k; ++k)
-              if (lanes_of(k) > 0)
+              if (lanes_of(k) > 0) {
+                const std::string b = k < kept ? fmt::format("w_k{}", k)
+                                               : Isa::expand(isa.load, {{"ptr", fmt::format("wq + {}", w_off(k))}});
                 loop += fmt::format("      {} = {};\n", acc(h, w, k),
-                                    Isa::expand(isa.fma, {{"a", "x"}, {"b", fmt::format("w_k{}", k)},
-                                                          {"acc", acc(h, w, k)}}));
+                                    Isa::expand(isa.fma, {{"a", "x"}, {"b", b}, {"acc", acc(h, w, k)}}));
+              }
             loop += "    }\n";
           }
         loop += "    }\n";
@@ -199,6 +213,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                                                                       int64_t(j) * isa.line_floats)}}) + ";\n";
       o += "    }\n";
     }
+    if (kept < u.k) o += "    const float *wq = W;  /* re-read weight vectors: see kLaunder */\n";
     o += loop + "  }\n";
   } else {
     o += "  (void)I; (void)io; (void)W; (void)nc;  /* every tap reads padding */\n";

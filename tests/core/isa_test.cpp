@@ -36,7 +36,13 @@ TEST(IsaSpace, Avx2ScaledTo16Registers) {
   EXPECT_FALSE(ukernel_admitted(isa, UkSizes{1, 1, 3, 1, 3, 3}));   // 3 accumulators: too little ILP
   // The taps family: 14 accumulators + 1 weight vector + 1 broadcast = 16 registers.
   EXPECT_EQ(ukernel_family(isa, UkSizes{1, 1, 14, 1, 3, 3}), "taps");
-  EXPECT_EQ(ukernel_family(isa, UkSizes{2, 1, 7, 1, 3, 3}), "");  // 14 + 2 + 1 = 17 registers
+  // 14 + 2 + 1 = 17 registers: admitted because the emitted code re-reads one
+  // weight vector at each use (reread_weights 1).
+  EXPECT_EQ(ukernel_family(isa, UkSizes{2, 1, 7, 1, 3, 3}), "taps");
+  EXPECT_EQ(ukernel_family(isa, UkSizes{3, 1, 4, 1, 3, 3}), "taps");  // 12 + 3 + 1 = 16
+  EXPECT_EQ(ukernel_family(isa, UkSizes{3, 1, 2, 2, 3, 3}), "taps");
+  EXPECT_EQ(ukernel_family(isa, UkSizes{6, 1, 2, 1, 3, 3}), "");  // 12 + (6 - 1) + 1 = 18
+  EXPECT_EQ(ukernel_family(isa, UkSizes{2, 1, 7, 2, 3, 3}), "");  // 28 accumulators
 }
 
 TEST(IsaSpace, TapsSpaceIsData) {
@@ -49,6 +55,7 @@ TEST(IsaSpace, TapsSpaceIsData) {
     EXPECT_EQ(isa.taps.max_taps, 36) << name;
     EXPECT_EQ(isa.taps.max_unroll, 16) << name;
     EXPECT_EQ(isa.taps.broadcast_registers, name == "avx512" ? 0 : 1) << name;  // {1to16} memory operands
+    EXPECT_EQ(isa.taps.reread_weights, name == "avx2" ? 1 : 0) << name;        // x86 FMA memory operands, 16 registers
   }
 }
 
@@ -75,6 +82,10 @@ TEST(IsaSpace, BadTapsSpaceNamesTheKey) {
             "ISA description x.json: key 'taps_space.broadcast_registers' takes 0 or 1");
   EXPECT_EQ(err([](auto& j) { j["taps_space"].erase("broadcast_registers"); }),
             "ISA description x.json: key 'taps_space.broadcast_registers' is missing");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"]["reread_weights"] = -1; }),
+            "ISA description x.json: key 'taps_space.reread_weights' takes an integer of at least 0");
+  EXPECT_EQ(err([](auto& j) { j["taps_space"].erase("reread_weights"); }),
+            "ISA description x.json: key 'taps_space.reread_weights' is missing");
   EXPECT_EQ(err([](auto& j) { j["taps_space"]["output_regs"] = {28, 14}; }),
             "ISA description x.json: key 'taps_space.output_regs' takes [min, max] with 1 <= min <= max");
 }

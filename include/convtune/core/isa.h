@@ -29,6 +29,11 @@ struct IsaTapsSpace {
   // Registers the rule reserves for the input broadcast. The emitted code
   // always keeps one; AVX-512's 0 overcommits on purpose (CONTRACT.md).
   int broadcast_registers = 1;
+  // Weight vectors of a tap the rule lets the emitted code re-read from
+  // memory at each use instead of keeping in registers (ukernel_codegen.cpp
+  // re-reads what the file cannot hold; x86 FMAs take them as operands).
+  // At least one weight vector still counts as live.
+  int reread_weights = 0;
 };
 
 // How code of an ISA of another architecture runs here (empty qemu: it cannot).
