@@ -202,6 +202,14 @@ TEST_P(UkernelCodegen, SampleMatchesScalarReference) {
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name << " natively";
   std::vector<UkSizes> sample = quick_subset(isa);
   ASSERT_GE(sample.size(), 40u);
+  // And blocks that re-read weight vectors (w*h*k + k + 1 > registers): the
+  // first and last four of the space.
+  std::vector<UkSizes> reread;
+  for (const UkSizes& u : enumerate_ukernels(isa))
+    if (u.out_regs() + u.k + 1 > isa.vector_registers) reread.push_back(u);
+  ASSERT_GE(reread.size(), 8u);
+  sample.insert(sample.end(), reread.begin(), reread.begin() + 4);
+  sample.insert(sample.end(), reread.end() - 4, reread.end());
   test::TempDir td;
   // Odd strides and a conv stride of 2 so that no index can be silently wrong.
   std::vector<UkLayout> layouts;
