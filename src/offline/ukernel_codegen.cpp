@@ -162,7 +162,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   // accumulators and the broadcast leave of the register file. The rest are
   // re-read at each use, through a pointer the compiler cannot prove equal
   // to W, so it folds each read into its FMA instead of keeping the vector
-  // live and spilling an accumulator (CONTRACT.md "How it is built").
+  // live and spilling an accumulator (CONTRACT.md "How it is built"). The
+  // broadcast always takes a register here, as the code below emits it, even
+  // where the taps rule counts none (AVX-512's broadcast_registers 0).
   const int kept = std::clamp(isa.vector_registers - u.w * u.h * u.k - 1, 0, u.k);
   std::string loop;
   int row_cu = -1, row_r = -1;  // the (c, r) row of the last tap emitted
