@@ -122,12 +122,14 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       name, u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c, l.w_it,
       l.out_row, l.out_pix);
   if (!v.full()) {
-    std::string rows, cols;
+    std::string rows, cols, in_rows;
     for (auto [a, b] : v.rows) rows += fmt::format(" [{},{})", a, b);
     for (auto [a, b] : v.cols) cols += fmt::format(" [{},{})", a, b);
-    o += fmt::format("/* border/tail variant: r per h:{}; s per w:{}; k lanes {}{} */\n",
+    for (int64_t d : v.in_rows) in_rows += fmt::format(" {}", d);
+    o += fmt::format("/* border/tail variant: r per h:{}; s per w:{}; k lanes {}{}{} */\n",
                      rows.empty() ? " all" : rows, cols.empty() ? " all" : cols, k_lanes,
-                     v.epilogue == Epilogue::none ? "" : "; epilogue " + to_string(v.epilogue) + " when last");
+                     v.epilogue == Epilogue::none ? "" : "; epilogue " + to_string(v.epilogue) + " when last",
+                     in_rows.empty() ? "" : "; input rows at io +" + in_rows);
   }
   if (v.prefetch > 0)
     o += fmt::format("/* Pf(w): c steps it < pn prefetch {} cache line(s) each from P on (CONTRACT.md \"Prefetch\") */\n",
@@ -190,7 +192,8 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
         for (int h = 0; h < u.h; ++h)
           for (int w = 0; w < u.w; ++w) {
             if (!row_ok(h, r) || !col_ok(w, s)) continue;
-            int64_t off = (h * l.stride + r) * l.in_row + (w * l.stride + s) * l.in_pix + cu;
+            const int64_t row = v.in_rows.empty() ? h * l.stride * l.in_row : v.in_rows[size_t(h)];
+            const int64_t off = row + r * l.in_row + (w * l.stride + s) * l.in_pix + cu;
             loop += "    {\n";
             loop += fmt::format("      const {} x = {};\n", isa.vector_type,
                                 Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));

@@ -38,7 +38,9 @@ struct Term {
 
 struct Gen {
   const Isa& isa;
-  const Shape& sh;
+  const Shape& sh;    // the shape the loops tile: flat_view(real) under Flat(hw)
+  const Shape& real;  // the convolution's shape (memory layout of the input)
+  bool flat = false;  // Flat(hw) (config.h)
   const std::vector<Spec>& specs;
   size_t ublock;  // index of the first U/V specifier (the microkernel)
   UkLayout layout;
@@ -122,7 +124,8 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}|{}|f{}|p{}", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch);
+    key += fmt::format("|k{}|{}|f{}|p{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch);
+    for (int64_t d : v.in_rows) key += fmt::format("i{}", d);
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
@@ -186,6 +189,36 @@ struct Gen {
     return name;
   }
 
+  // Flat(hw) at stride > 1: the input offset of the view's output pixel p
+  // (NHWC, one image), and per block start p0 the rows' offsets from p0's
+  // when the block runs across the end of an output row (pattern 0: it does
+  // not, rows h*ST*IROW apart as in the contract). At stride 1 the view's
+  // pixels are the input's, so every block is regular.
+  int64_t flat_pixel(int64_t p) const {
+    const int64_t wo = real.Wo();
+    return ((p / wo) * real.stride * real.W + (p % wo) * real.stride) * real.C;
+  }
+  Axis flat_axis(const std::set<int64_t>& starts, int blocks, std::vector<std::vector<int64_t>>& offsets) const {
+    Axis a;
+    offsets = {{}};
+    for (int64_t p0 : starts) {
+      std::vector<int64_t> rows;
+      bool regular = true;
+      for (int j = 0; j < blocks; ++j) {
+        rows.push_back(flat_pixel(p0 + j) - flat_pixel(p0));
+        regular = regular && rows.back() == j * layout.stride * layout.in_row;
+      }
+      int id = 0;
+      if (!regular) {
+        id = int(std::find(offsets.begin(), offsets.end(), rows) - offsets.begin());
+        if (id == int(offsets.size())) offsets.push_back(rows);
+      }
+      a.of_base[p0] = id;
+      a.used.insert(id);
+    }
+    return a;
+  }
+
   // The microkernel call for specs[ublock-1] = T(nc,c) and the U block.
   void emit_call(int depth, int64_t alpha) {
     UkSizes u;
@@ -206,7 +239,8 @@ struct Gen {
     const int64_t nc = specs[ublock - 1].factor;
     const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Wo = sh.Wo(), Ho = sh.Ho();
     const int site = sites++;
-    const Axis ha = axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
+    std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): row offsets per pattern of fa
+    const Axis ha = flat ? flat_axis(values(Dim::h), u.h, in_rows) : axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
     const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W);
     std::vector<int> k_lanes;  // the k blocks' lanes that exist: 0 = all (no tail), then the tail
     for (int64_t k0 : values(Dim::k)) {
@@ -214,7 +248,7 @@ struct Gen {
       if (std::find(k_lanes.begin(), k_lanes.end(), lanes) == k_lanes.end()) k_lanes.push_back(lanes);
     }
     std::sort(k_lanes.begin(), k_lanes.end());
-    const std::string ht = table(ha, fmt::format("ct_hv{}", site));
+    const std::string ht = table(ha, fmt::format(flat ? "ct_fv{}" : "ct_hv{}", site));
     const std::string wt = table(wa, fmt::format("ct_wv{}", site));
     const size_t nw = wa.used.size(), nk = k_lanes.size();
 
@@ -226,8 +260,15 @@ struct Gen {
     o += in + fmt::format("const long n = {}, h = {}, w = {}, k = {};\n", n, h, w, k);
     o += in + fmt::format("const long c = {}, r = {}, s = {};\n", c, r, s);
     // Negative for blocks whose first tap lies in the padding: only real taps are read.
-    o += in + fmt::format("const long io = n * {} + (h * {} + r - {}) * {} + (w * {} + s - {}) * {} + c;\n",
-                          H * layout.in_row, sh.stride, sh.pad, layout.in_row, sh.stride, sh.pad, layout.in_pix);
+    if (!flat)
+      o += in + fmt::format("const long io = n * {} + (h * {} + r - {}) * {} + (w * {} + s - {}) * {} + c;\n",
+                            H * layout.in_row, sh.stride, sh.pad, layout.in_row, sh.stride, sh.pad, layout.in_pix);
+    else if (real.stride == 1)  // the view's pixel h is the input's
+      o += in + fmt::format("const long io = n * {} + h * {} + c;  /* Flat(hw) */\n", real.H * real.W * real.C, real.C);
+    else  // output pixel h = (row, column) reads input pixel (row * ST, column * ST)
+      o += in + fmt::format("const long io = n * {} + (h / {}) * {} + (h % {}) * {} + c;  /* Flat(hw) */\n",
+                            real.H * real.W * real.C, real.Wo(), real.stride * real.W * real.C, real.Wo(),
+                            real.stride * real.C);
     o += in + fmt::format("const float *wp = weights + k * {} + c * {} + (r * {} + s) * {};\n", C * R * S,
                           R * S * kb, S, cu * kb);
     o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K);
@@ -257,7 +298,8 @@ struct Gen {
     if (nk > 1) sel.push_back(fmt::format("(k + {} > {})", kb, K));
     auto call = [&](size_t hi, size_t wi, size_t ki) {  // pattern ids per axis
       UkVariant v;
-      v.rows = ha.patterns[hi];
+      if (flat) v.in_rows = in_rows[hi];
+      else v.rows = ha.patterns[hi];
       v.cols = wa.patterns[wi];
       v.k_lanes = k_lanes[ki];
       v.epilogue = epilogue;
@@ -439,12 +481,13 @@ int64_t packed_weight_floats(const Shape& sh, int64_t lanes) { return sh.padded_
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   const Shape& sh = in.shape;
   validate_config(in.config, sh, isa.lanes);
+  const Shape view = tiled_shape(in.config, sh);
   const auto& specs = in.config.specs;
   size_t ublock = specs.size() - 1;
   while (ublock > 0 && specs[ublock - 1].kind == SpecKind::U) --ublock;
   const int64_t Kp = sh.padded_K(isa.lanes);
 
-  Gen g{isa, sh, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  Gen g{isa, view, sh, in.config.flat, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
@@ -453,14 +496,15 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
     if (specs[i].dim == Dim::c) g.cu = specs[i].factor;
   }
   g.layout.in_pix = sh.C;
-  g.layout.in_row = sh.W * sh.C;
-  g.layout.stride = sh.stride;
+  // Flat(hw): the view's rows are output pixels, ST input pixels apart within an output row.
+  g.layout.in_row = in.config.flat ? sh.stride * sh.C : sh.W * sh.C;
+  g.layout.stride = in.config.flat ? 1 : sh.stride;
   g.layout.w_c = g.kb;
   g.layout.w_s = g.cu * g.kb;
   g.layout.w_r = sh.S * g.cu * g.kb;
   g.layout.w_it = sh.R * sh.S * g.cu * g.kb;
   g.layout.out_pix = sh.K;
-  g.layout.out_row = sh.Wo() * sh.K;
+  g.layout.out_row = view.Wo() * sh.K;
   g.epilogue = in.epilogue;
   g.fence = in.config.fence;
   if (in.config.prefetch) plan_prefetch(g, in.config);

@@ -66,11 +66,26 @@ std::string to_string(const Spec& s) {
   return "?";
 }
 
+bool flat_eligible(const Shape& s) { return s.R == 1 && s.S == 1 && s.pad == 0 && s.Wo() > 1; }
+
+Shape flat_view(const Shape& s) {
+  Shape v = s;
+  v.H = s.Ho() * s.Wo();
+  v.W = 1;
+  v.R = v.S = 1;
+  v.stride = 1;
+  v.pad = 0;
+  return v;
+}
+
 std::string to_string(const Config& c) {
+  std::vector<std::string> parts;
+  if (c.flat) parts.push_back("Flat(hw)");
+  for (const Spec& s : c.specs) parts.push_back(to_string(s));
+  if (c.fence != TapFence::none) parts.push_back(fence_text(c.fence));
+  if (c.prefetch) parts.push_back("Pf(w)");
   std::string out = "[";
-  for (size_t i = 0; i < c.specs.size(); ++i) out += (i ? ", " : "") + to_string(c.specs[i]);
-  if (c.fence != TapFence::none) out += (c.specs.empty() ? "" : ", ") + fence_text(c.fence);
-  if (c.prefetch) out += (c.specs.empty() && c.fence == TapFence::none ? "" : ", ") + std::string("Pf(w)");
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out + "]";
 }
 
@@ -87,6 +102,7 @@ class Parser {
     if (peek() == ']') {
       ++i_;
     } else {
+      if (word_at() == "Flat") flat(c);
       while (true) {
         peek();
         if (word_at() == "F" || word_at() == "Pf") {  // the tail: F(r)/F(s), then Pf(w), then ']'
@@ -164,6 +180,18 @@ class Parser {
     return d;
   }
 
+  // Flat(hw) and the ',' after it: only first, before the loops.
+  void flat(Config& c) {
+    i_ += 4;
+    expect('(', "after 'Flat'");
+    peek();
+    if (word_at() != "hw") fail("expected hw in Flat(...), got " + got() + "; Flat(hw) tiles the Ho*Wo output pixels as one column");
+    i_ += 2;
+    expect(')', "to close the specifier");
+    expect(',', "after Flat(hw) (the loops follow it)");
+    c.flat = true;
+  }
+
   TapFence fence() {
     i_ += 1;
     expect('(', "after 'F'");
@@ -214,6 +242,7 @@ class Parser {
     else if (name == "V") s.kind = SpecKind::V;
     else if (name == "Lseq") s.kind = SpecKind::Lseq;
     else if (name == "P") s.kind = SpecKind::P;
+    else if (name == "Flat") fail("Flat(hw) comes first, before every loop");
     else if (name.empty()) fail("expected a specifier (R, T, U, V, Lseq, P or F), got " + got());
     else fail("unknown specifier '" + name + "'; expected R, T, U, V, Lseq, P or F");
     i_ += name.size();
@@ -439,6 +468,14 @@ void check_fence(const Config& c) {
   reject("F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop F(s)");
 }
 
+// Flat(hw): the view exists only where outputs share no input and read no padding.
+void check_flat(const Config& c, const Shape& shape) {
+  if (!c.flat || flat_eligible(shape)) return;
+  reject(fmt::format("Flat(hw) needs a 1x1 filter, no padding and more than one output column, but the shape has "
+                     "R={} S={} pad={} Wo={}; drop Flat(hw)",
+                     shape.R, shape.S, shape.pad, shape.Wo()));
+}
+
 // Pf(w): the next iteration of a k or c loop is what it prefetches.
 void check_prefetch(const Config& c) {
   if (!c.prefetch || prefetch_loop(c) >= 0) return;
@@ -505,7 +542,8 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   check_parallel(c);
   check_fence(c);
   check_prefetch(c);
-  check_coverage(c, shape, lanes);
+  check_flat(c, shape);
+  check_coverage(c, tiled_shape(c, shape), lanes);
 }
 
 int prefetch_loop(const Config& c) {

@@ -190,13 +190,13 @@ Error no_microkernel_error(const Shape& shape, const ClassTable& table, int64_t 
 }  // namespace
 
 std::string UkChoice::text() const {
-  if (!pair) return sizes_text(uk);
-  return fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r,
-                     uk.s);
+  const std::string view = flat ? "flat " : "";
+  if (!pair) return view + sizes_text(uk);
+  return view + fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r, uk.s);
 }
 
 int64_t Space::remaining(const UkChoice& ch, Dim d) const {
-  const int64_t size = dim_size(shape, d, lanes);
+  const int64_t size = dim_size(ch.flat ? flat_view(shape) : shape, d, lanes);
   switch (d) {
     case Dim::n: return size;
     case Dim::k: return size / (ch.uk.k * lanes);
@@ -299,22 +299,16 @@ static TapFence pair_fence(const UkRecord& m1, const UkRecord& m2) {
   return m1.fence != TapFence::none ? m1.fence : m2.fence;
 }
 
-Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
-  if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
-  if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
-  validate_shape(shape);
-  Space sp;
-  sp.shape = shape;
-  sp.lanes = lanes;
-  sp.threads = threads;
-  const int64_t Ho = shape.Ho();
-
-  // 000 §4.2: every selected microkernel that divides the problem sizes.
+// 000 §4.2: every selected microkernel that divides `view`, then the pairs
+// of one class along h, as choices; `flat`: `shape` is a flat_view.
+static void add_choices(Space& sp, const ClassTable& table, const Shape& shape, bool flat) {
+  const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
     if (!r.selected || r.status != "ok" || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
     ch.fence = r.fence;
+    ch.flat = flat;
     sp.choices.push_back(ch);
   }
 
@@ -353,16 +347,32 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           ch.a = a;
           ch.b = b;
           ch.fence = pair_fence(*m1, *m2);
+          ch.flat = flat;
           sp.choices.push_back(ch);
           ++pair_choices;
         }
       }
     }
   }
+}
+
+Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
+  if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
+  if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
+  validate_shape(shape);
+  Space sp;
+  sp.shape = shape;
+  sp.lanes = lanes;
+  sp.threads = threads;
+  const int64_t Ho = shape.Ho();
+  add_choices(sp, table, shape, false);
+  // config.h Flat(hw): the same microkernels over the Ho*Wo pixels as one column.
+  if (flat_eligible(shape)) add_choices(sp, table, flat_view(shape), true);
   if (!sp.choices.empty()) {
     restrict_to_parallel(sp);
     return sp;
   }
+  const std::vector<int64_t> ho_divisors = divisors(Ho);
 
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
@@ -479,6 +489,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
     outer.insert(outer.begin(), ps.begin(), ps.end());
   }
   Config c;
+  c.flat = ch.flat;
   c.specs = std::move(outer);
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
   c.fence = ch.fence;  // the form the profile measured fastest; local searches tune it from there
@@ -513,6 +524,7 @@ int choice_of(const Space& space, const Config& c) {
   }
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
+    if (ch.flat != c.flat) continue;
     if (!ch.pair) {
       if (!lseq && !alpha && ch.uk == u) return static_cast<int>(i);
       continue;

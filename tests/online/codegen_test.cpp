@@ -467,6 +467,72 @@ TEST(ConvCodegenText, EpilogueSignatureAndLastCall) {
   EXPECT_NE(none.header.find("#define F_EPILOGUE \"none\""), std::string::npos);
 }
 
+// Flat(hw) (config.h): the output pixels tiled as one column, for every ISA
+// this CPU runs. {K} is 4 vectors of the ISA (3 lanes short for the tail
+// case); blocks of 3 and 2 pixels run across the ends of the 7-pixel output
+// rows at stride 2, so their rows' input offsets differ from the contract's.
+struct FlatCase {
+  const char* shape;   // {K}: K
+  const char* config;  // for K = 4 vectors
+  Epilogue epilogue = Epilogue::none;
+  int threads = 1;
+};
+
+class ConvFlat : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvFlat, EqualsReferenceEverywhereWithGuardZones) {
+  Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  const int K = 4 * isa.lanes;
+  const FlatCase cases[] = {
+      // Stride 1, 5x5 = 25 = 7*3 + 2*2 pixels: the input is the same column.
+      {"K={K},C=6,H=5,R=1", "[Flat(hw), T(2,k), Lseq(h,[(7,3),(2,2)]), T(3,c), U(2,c), U(a,h), U(2,k), V(k)]"},
+      // Stride 2, 14x14 -> 7x7 = 49 = 15*3 + 2*2 (resnet18-11's output).
+      {"K={K},C=4,H=14,R=1,stride=2", "[Flat(hw), Lseq(h,[(15,3),(2,2)]), T(2,k), T(4,c), U(a,h), U(2,k), V(k)]"},
+      // Stride 2 from an odd input, 15x13 -> 8x7 = 56 = 4*5 + 6*6, the Lseq inside the k loop, Pf(w).
+      {"K={K},C=3,H=15,W=13,R=1,stride=2", "[Flat(hw), T(4,k), Lseq(h,[(4,5),(6,6)]), T(3,c), U(a,h), V(k), Pf(w)]"},
+      // Stride 3, the K tail and a residual: 4 k vectors, the last masked; 4x5 = 20 = 10*2.
+      {"K={T},C=5,H=12,W=15,R=1,stride=3", "[Flat(hw), T(2,k), T(10,h), T(5,c), U(2,h), U(2,k), V(k)]",
+       Epilogue::bias_add},
+      // P(2,k) on two threads above the Lseq.
+      {"K={K},C=4,H=14,R=1,stride=2", "[Flat(hw), P(2,k), Lseq(h,[(15,3),(2,2)]), T(4,c), U(a,h), U(2,k), V(k)]",
+       Epilogue::bias_relu, 2},
+  };
+  for (const FlatCase& c : cases) {
+    if (c.threads > available_cpus()) continue;
+    std::string text = c.shape;
+    text.replace(text.find('{'), 3, std::to_string(text.find("{T}") != std::string::npos ? K - 3 : K));
+    const Shape shape = parse_shape(text);
+    const Config cfg = parse_config(c.config);
+    std::string src;
+    RunResult r = build_and_run(isa, shape, cfg, &src, c.threads, c.epilogue);
+    EXPECT_EQ(r.status, "ok") << text << " " << c.config << ": " << r.detail << "\n"
+                              << src.substr(src.find("void ct_conv("), 3000);
+    // Only at stride > 1 may a block's rows lie other than the contract's h*ST*IROW apart.
+    EXPECT_EQ(src.find("input rows at io +") != std::string::npos, shape.stride > 1) << text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ConvFlat, ::testing::Values(std::string("avx512"), std::string("avx2")));
+
+// A row-crossing block of 3 at stride 2 on 7-pixel rows: its variant reads the
+// next output row's pixel from the input row two below, column 0.
+TEST(ConvCodegenText, FlatBlocksAcrossRowsReadTheirOwnPixels) {
+  Isa isa = load_isa("avx2");
+  const Shape shape = parse_shape("K=16,C=4,H=14,R=1,stride=2");
+  GeneratedKernel k = generate_conv(
+      isa, {shape, parse_config("[Flat(hw), Lseq(h,[(15,3),(2,2)]), T(2,k), T(4,c), U(a,h), V(k)]"), "f", ""});
+  // Pixel 6 is (0, 6) at input (0, 12); pixel 7 is (1, 0) at input (2, 0):
+  // 2 rows of 14 pixels of 4 channels on, minus 12 pixels: (28 - 12) * 4 = 64.
+  EXPECT_NE(k.c_source.find("input rows at io + 0 64 72 */"), std::string::npos) << k.c_source;
+  EXPECT_NE(k.c_source.find("const long io = n * 784 + (h / 7) * 112 + (h % 7) * 8 + c;  /* Flat(hw) */"),
+            std::string::npos);
+  EXPECT_NE(k.c_source.find("static const unsigned char ct_fv"), std::string::npos);
+  EXPECT_NE(k.header.find(" * config: [Flat(hw), Lseq(h,[(15,3),(2,2)]), T(2,k), T(4,c), U(a,h), V(k)]"),
+            std::string::npos);
+  EXPECT_NE(k.header.find("#define F_HO 7"), std::string::npos);  // the header keeps the layer's shape
+}
+
 TEST(ConvCodegenText, InvalidConfigIsRejected) {
   Isa isa = load_isa("avx512");
   Shape shape = parse_shape("K=32,C=8,H=6,R=1");

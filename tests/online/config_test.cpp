@@ -82,7 +82,8 @@ TEST(Config, RoundTrip) {
         std::string("[T(16,k), T(17,h), T(17,w), T(128,c), U(3,s), U(3,r), U(2,c), U(2,w), U(2,h), U(2,k), V(k), "
                     "F(r)]"),
         std::string("[T(256,c), U(3,s), V(k), F(s)]"),
-        std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]")}) {
+        std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]"),
+        std::string("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k), Pf(w)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
     EXPECT_EQ(parse_config(to_string(c)), c);
@@ -284,6 +285,37 @@ TEST(Validate, TapFence) {
   EXPECT_EQ(check("[T(8,k), T(34,h), T(2,w), T(512,c), U(17,w), U(2,k), V(k), F(s)]", "yolo9000-13"),
             "config: F(s) fences the microkernel's taps but it holds one; add U(n,r) or U(n,s) with n >= 2 or drop "
             "F(s)");
+}
+
+// Flat(hw) (config.h): first of all, and only where no output reads padding
+// or shares an input pixel; its loops then cover Ho*Wo pixels in one column.
+TEST(Config, FlatParseErrors) {
+  EXPECT_NE(parse_config("[Flat(hw), V(k)]"), parse_config("[V(k)]"));
+  EXPECT_EQ(parse_error("[T(2,k), Flat(hw), V(k)]"), "config: at column 10: Flat(hw) comes first, before every loop");
+  EXPECT_EQ(parse_error("[Flat(h), V(k)]"),
+            "config: at column 7: expected hw in Flat(...), got 'h'; Flat(hw) tiles the Ho*Wo output pixels as one column");
+  EXPECT_EQ(parse_error("[Flat(hw)]"),
+            "config: at column 10: expected ',' after Flat(hw) (the loops follow it), got ']'");
+}
+
+TEST(Validate, Flat) {
+  const std::string l = "resnet18-11";  // K=512, C=256, 14x14 -> 7x7, 1x1, stride 2
+  EXPECT_EQ(check("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k)]", l, 8), "no error");
+  EXPECT_EQ(check("[Flat(hw), T(16,k), T(49,h), T(256,c), U(4,k), V(k)]", l, 8), "no error");
+  EXPECT_EQ(check("[Flat(hw), T(16,k), T(49,h), T(256,c), U(7,w), U(4,k), V(k)]", l, 8),
+            "config: dimension w: tile factors multiply to 7 but the problem size is 1; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[Flat(hw), T(16,k), T(7,h), T(256,c), U(4,k), V(k)]", l, 8),
+            "config: dimension h: tile factors multiply to 7 but the problem size is 49; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[Flat(hw), T(16,k), T(1156,h), T(512,c), U(2,k), V(k)]", "yolo9000-12"),
+            "config: Flat(hw) needs a 1x1 filter, no padding and more than one output column, but the shape has R=3 "
+            "S=3 pad=1 Wo=34; drop Flat(hw)");
+  EXPECT_TRUE(flat_eligible(zoo_layer(l)));
+  EXPECT_FALSE(flat_eligible(parse_shape("K=16,C=4,H=8,W=1,R=1")));  // one column already
+  EXPECT_FALSE(flat_eligible(parse_shape("K=16,C=4,H=8,R=1,pad=1")));
+  const Shape v = flat_view(zoo_layer(l));
+  EXPECT_EQ(v.to_string(), "N=1,K=512,C=256,H=49,W=1,R=1,S=1,stride=1,pad=0");
 }
 
 // Pf(w) prefetches for the innermost T or R on k or c above the reuse loop:

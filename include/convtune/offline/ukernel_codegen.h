@@ -40,7 +40,13 @@ struct UkVariant {
   // long pn`: c steps it < pn prefetch lines it*prefetch .. it*prefetch +
   // prefetch - 1 from P on (CONTRACT.md "Prefetch").
   int prefetch = 0;
-  bool full() const { return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none; }
+  // Flat(hw) at stride > 1 (online/config.h): per h, the input offset of
+  // output row h's pixel from io, for a block of the flat view that runs
+  // across the end of an output row; empty = h*ST*IROW (CONTRACT.md "Flat").
+  std::vector<int64_t> in_rows;
+  bool full() const {
+    return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none && in_rows.empty();
+  }
 };
 
 /// The layout of the offline measurement: C = nc*size_c channels,

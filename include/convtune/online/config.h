@@ -48,6 +48,17 @@
 // That loop must be a T or R (not a P: its next iteration is another thread's),
 // with no P below it (its calls count their share in one variable).
 //
+// Flat(hw) (beyond 000; issue 11): first of all, before the loops: the
+// configuration tiles the output as one column of Ho*Wo pixels (h runs over
+// them in NHWC order, w is 1), as oneDNN's 1x1 kernels treat the spatial
+// dimensions as one (jit_avx2_1x1_conv_kernel_f32's bcast_dim = oh*ow). Only
+// for 1x1 filters without padding (flat_eligible), where neighbouring
+// outputs share no input: the pixel count then factors in ways neither side
+// does (7x7 = 49 = 15*3 + 2*2 for an Lseq of 12-accumulator blocks), and a
+// block may run across the end of an output row. At stride 1 the input is
+// that column as well; at stride > 1 a block that crosses a row reads its
+// rows through a variant with their own input offsets (CONTRACT.md "Flat").
+//
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
 #include <array>
@@ -88,9 +99,22 @@ struct Config {
   std::vector<Spec> specs;  // outermost first
   TapFence fence = TapFence::none;  // F(r) / F(s): printed after V(k), not a loop
   bool prefetch = false;            // Pf(w): printed last, not a loop
-  bool operator==(const Config& o) const { return specs == o.specs && fence == o.fence && prefetch == o.prefetch; }
+  bool flat = false;                // Flat(hw): printed first; the loops tile flat_view(shape)
+  bool operator==(const Config& o) const {
+    return specs == o.specs && fence == o.fence && prefetch == o.prefetch && flat == o.flat;
+  }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
+
+/// Whether Flat(hw) applies: a 1x1 filter without padding and more than one output column.
+bool flat_eligible(const Shape& s);
+/// The shape a Flat(hw) configuration tiles: Ho*Wo output rows of one column,
+/// 1x1, stride 1, no padding; N, K, C and the name unchanged. At stride 1 its
+/// input is the shape's input in memory as well; at stride > 1 only the
+/// output is (codegen maps each output pixel to its input pixel).
+Shape flat_view(const Shape& s);
+/// The shape whose dimensions a configuration's loops cover: flat_view(s) for Flat(hw), else s.
+inline Shape tiled_shape(const Config& c, const Shape& s) { return c.flat ? flat_view(s) : s; }
 
 /// Canonical one-line text form (see the header comment).
 std::string to_string(const Spec& s);
@@ -130,7 +154,9 @@ int prefetch_loop(const Config& c);
 ///  - all counts >= 1;
 ///  - F(r) only with U(n,r), n >= 2, in the microkernel; F(s) only with more
 ///    than one tap in it;
-///  - Pf(w) only with a prefetch_loop.
+///  - Pf(w) only with a prefetch_loop;
+///  - Flat(hw) only on a flat_eligible shape; the divisibility rules then
+///    apply to flat_view(shape) (one output column: w is covered by 1).
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);
 

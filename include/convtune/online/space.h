@@ -24,9 +24,10 @@ struct UkChoice {
   int64_t a = 1, b = 0;   // pair only
   bool fallback = false;  // a non-selected microkernel used because nothing selected divides
   TapFence fence = TapFence::none;  // the fence of its profiled figure (UkRecord::fence): sampled candidates start with it
+  bool flat = false;  // tiles flat_view(shape) (config.h Flat(hw)): h counts the Ho*Wo output pixels
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
   int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
-  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3"
+  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat " before it for a flat choice
   std::string text() const;
 };
 
@@ -83,7 +84,8 @@ struct Space {
   bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
 
-/// Builds the space; throws Error when no microkernel at all fits the shape,
+/// Builds the space: on a flat_eligible shape, the choices that divide the
+/// shape and then those that divide flat_view(shape) (flat). Throws Error when no microkernel at all fits the shape,
 /// saying which microkernel the ISA admits that would (profile it) or, when
 /// none would, which output dimensions leave too few accumulators.
 /// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
