@@ -34,7 +34,7 @@
 #include "convtune/execution/workdir.h"
 #include "convtune/online/log_machine.h"
 #include "check.h"
-#include "interleaved.h"
+#include "convtune/bench/interleaved.h"
 #include "pinned.h"
 #include "report_text.h"
 
@@ -257,7 +257,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
   bench_note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names,
                                   t.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-  time_interleaved(impls, t.min_repeat_ms, t.repeat, *probe);
+  time_interleaved(impls, t.min_repeat_ms, t.repeat, *probe, t.shape.real_flops(), t.threads);
   res.entries = {ct, dn, bl, xn, lx};
   return res;
 }

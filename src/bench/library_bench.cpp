@@ -33,7 +33,7 @@
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/online/tune.h"
-#include "interleaved.h"
+#include "convtune/bench/interleaved.h"
 #include "pinned.h"
 #include "report_text.h"
 
@@ -363,19 +363,19 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   };
   auto dn_call = [&](size_t i) { layers[i].onednn->run(); };
   auto xn_call = [&](size_t i) { layers[i].xnnpack->run(); };
-  auto time = [&](const std::string& what, std::vector<TimedCall> impls) {
+  auto time = [&](const std::string& what, std::vector<TimedCall> impls, double real_flops) {
     std::string names;
     for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
     bench_note(opt.quiet, fmt::format("bench --library: timing {} on {} in {} interleaved rounds on CPU{} {}", names,
                                       what, opt.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
-    time_interleaved(impls, opt.min_repeat_ms, opt.repeat, *probe);
+    time_interleaved(impls, opt.min_repeat_ms, opt.repeat, *probe, real_flops, opt.threads);
   };
   for (size_t i = 0; i < layers.size(); ++i) {
     LibraryLayer& l = res.layers[i];
     std::vector<TimedCall> impls{{&l.entries[0], [&, i] { lib_call(i); }}};
     if (layers[i].onednn) impls.push_back({&l.entries[1], [&, i] { dn_call(i); }});
     if (layers[i].xnnpack) impls.push_back({&l.entries[2], [&, i] { xn_call(i); }});
-    time(l.layer, impls);
+    time(l.layer, impls, l.shape.real_flops());
   }
 
   // The whole network as one call: every convolution in order.
@@ -390,7 +390,9 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   std::vector<TimedCall> impls{{&lib, in_sequence(lib_call)}};
   if (dn.ran()) impls.push_back({&dn, in_sequence(dn_call)});
   if (xn.ran()) impls.push_back({&xn, in_sequence(xn_call)});
-  time(what, impls);
+  double sequence_flops = 0;
+  for (size_t i : res.sequence) sequence_flops += res.layers[i].shape.real_flops();
+  time(what, impls, sequence_flops);
   res.totals = {lib, dn, xn};
   return res;
 }

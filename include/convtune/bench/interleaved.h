@@ -26,7 +26,12 @@ struct TimedCall {
 std::unique_ptr<ClockProbe> one_core_probe(const Isa& isa, int cpu, const std::string& dir, double min_repeat_ms);
 
 /// Sets each entry's samples (at the probe's reference speed), probe_gflops,
-/// seconds (their median) and wall_seconds (the median as measured).
-void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int rounds, ClockProbe& probe);
+/// seconds (their median) and wall_seconds (the median as measured). A
+/// sample whose scaled time puts `real_flops` (one call's real multiply-adds)
+/// above `cores` times the peak loop keeps its wall-clock time instead, as
+/// tune's search and finalists do (measure.h trusted_seconds): a disturbed
+/// probe beside it shrank the scaling, not the implementation's time.
+void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int rounds, ClockProbe& probe,
+                      double real_flops, int cores);
 
 }  // namespace convtune
