@@ -239,7 +239,7 @@ struct Gen {
     const int64_t nc = specs[ublock - 1].factor;
     const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Wo = sh.Wo(), Ho = sh.Ho();
     const int site = sites++;
-    std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): row offsets per pattern of fa
+    std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): the rows' input offsets per pattern of ha
     const Axis ha = flat ? flat_axis(values(Dim::h), u.h, in_rows) : axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
     const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W);
     std::vector<int> k_lanes;  // the k blocks' lanes that exist: 0 = all (no tail), then the tail

@@ -84,8 +84,10 @@ struct Space {
   bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
 
-/// Builds the space: on a flat_eligible shape, the choices that divide the
-/// shape and then those that divide flat_view(shape) (flat). Throws Error when no microkernel at all fits the shape,
+/// Builds the space: the choices that divide the shape, then, on a
+/// flat_eligible shape, those that divide flat_view(shape) (flat) when the
+/// fastest of these profiles more than 2 points of peak above the fastest of
+/// those (space.cpp kFlatGainPoints). Throws Error when no microkernel at all fits the shape,
 /// saying which microkernel the ISA admits that would (profile it) or, when
 /// none would, which output dimensions leave too few accumulators.
 /// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
