@@ -18,7 +18,7 @@ void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int ro
   const double bound_gflops = probe.reference_gflops() * std::max(1, cores);
   std::vector<std::vector<double>> wall(impls.size());
   for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < impls.size(); ++i) {
+    for (size_t i : round_order(impls.size(), size_t(round))) {
       const Timing tm = time_calls(impls[i].call, one);
       wall[i].push_back(tm.median_s);
       const double scaled = probe.at_reference(tm, &impls[i].entry->probe_gflops).at(0);

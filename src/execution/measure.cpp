@@ -2,6 +2,8 @@
 // work (the driver runs the same code), with PAPI's clock and counters.
 #include "convtune/execution/measure.h"
 
+#include <algorithm>
+
 #include "convtune/execution/timer.h"
 #include "timing.h"
 
@@ -39,6 +41,13 @@ std::vector<double> at_reference(const std::vector<double>& wall_s, const std::v
 double trusted_seconds(double scaled_s, double wall_s, double real_flops, double peak_gflops) {
   if (scaled_s <= 0 || peak_gflops <= 0) return scaled_s;
   return real_flops / scaled_s * 1e-9 > 1.03 * peak_gflops ? wall_s : scaled_s;
+}
+
+std::vector<size_t> round_order(size_t n, size_t round) {
+  std::vector<size_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = (i + round / 2) % std::max<size_t>(n, 1);
+  if (round % 2) std::reverse(v.begin(), v.end());
+  return v;
 }
 
 Timing time_calls(const std::function<void()>& call, const TimingProtocol& p, Counters* counters) {

@@ -22,12 +22,6 @@ std::vector<Record> top_records(const std::vector<Record>& records, size_t k) {
   return ok;
 }
 
-std::vector<size_t> round_order(size_t n, size_t round) {
-  std::vector<size_t> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = (i + round) % n;
-  return v;
-}
-
 void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProtocol& protocol, int rounds,
                double timeout_s, double flops, double real_flops, double peak_gflops,
                const std::function<bool()>& stop) {

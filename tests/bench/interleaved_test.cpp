@@ -34,5 +34,21 @@ TEST(Interleaved, ASampleAboveThePeakKeepsItsWallClockTime) {
   EXPECT_DOUBLE_EQ(bounded.seconds, bounded.wall_seconds);
 }
 
+TEST(Interleaved, OddRoundsRunTheImplementationsInReverse) {
+  const Isa isa = load_isa(best_isa());
+  ClockProbe probe(isa, 100.0);
+  std::vector<int> ran;  // which implementation each call was, consecutive repeats merged
+  auto call = [&](int id) {
+    return [&ran, id] {
+      busy();
+      if (ran.empty() || ran.back() != id) ran.push_back(id);
+    };
+  };
+  BenchEntry a("a"), b("b"), c("c");
+  time_interleaved({{&a, call(0)}, {&b, call(1)}, {&c, call(2)}}, 1.0, 2, probe, 0, 1);
+  EXPECT_EQ(ran, (std::vector<int>{0, 1, 2, 1, 0}));
+  EXPECT_EQ(a.samples.size(), 2u);
+}
+
 }  // namespace
 }  // namespace convtune::interleaved_test

@@ -102,6 +102,35 @@ TEST(TimingProtocol, FewerCallsThanChunksBracketEachCall) {
   EXPECT_DOUBLE_EQ(probes[0], 2e-7);
 }
 
+TEST(RoundOrder, TwoImplementationsRunABBA) {
+  EXPECT_EQ(round_order(2, 0), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(round_order(2, 1), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(round_order(2, 2), (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(round_order(2, 3), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(round_order(1, 1), (std::vector<size_t>{0}));
+  EXPECT_TRUE(round_order(0, 1).empty());
+}
+
+TEST(RoundOrder, EachRunsInEveryPositionAndAfterBothNeighbours) {
+  for (size_t n = 3; n <= 5; ++n) {
+    std::vector<std::vector<int>> position(n, std::vector<int>(n)), after(n, std::vector<int>(n));
+    for (size_t round = 0; round < 2 * n; ++round) {
+      const std::vector<size_t> o = round_order(n, round);
+      ASSERT_EQ(o.size(), n);
+      for (size_t p = 0; p < n; ++p) {
+        ++position[o[p]][p];
+        if (p) ++after[o[p]][o[p - 1]];
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j)
+        EXPECT_EQ(position[i][j], 2) << "n=" << n << " implementation " << i << " position " << j;
+      EXPECT_EQ(after[i][(i + n - 1) % n], n - 1) << "n=" << n << " implementation " << i;
+      EXPECT_EQ(after[i][(i + 1) % n], n - 1) << "n=" << n << " implementation " << i;
+    }
+  }
+}
+
 TEST(TimingProtocol, AtReferenceScalesEachSampleByItsProbe) {
   // The same kernel at two speeds of the VM: one figure at the reference speed.
   EXPECT_EQ(at_reference({2e-3, 4e-3}, {200, 100}, 200), (std::vector<double>{2e-3, 2e-3}));

@@ -76,13 +76,6 @@ TEST(Finalists, TopRecordsCompareSharesOfTheirOwnPeak) {
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c"}));
 }
 
-TEST(Finalists, EveryRoundRotatesTheOrder) {
-  EXPECT_EQ(round_order(3, 0), (std::vector<size_t>{0, 1, 2}));
-  EXPECT_EQ(round_order(3, 1), (std::vector<size_t>{1, 2, 0}));
-  EXPECT_EQ(round_order(3, 2), (std::vector<size_t>{2, 0, 1}));
-  EXPECT_EQ(round_order(3, 3), round_order(3, 0));
-}
-
 TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
   std::vector<Finalist> f(4);
   f[0].config = "slow-now";

@@ -1,7 +1,8 @@
 #pragma once
 // The one timing loop of `bench` and `bench --library`: rounds in which every
 // implementation is measured once (after a discarded call: the one timing
-// protocol with repeat 1), each measurement with the clock probe beside it.
+// protocol with repeat 1), each measurement with the clock probe beside it,
+// in measure.h round_order (odd rounds reversed).
 // The clock of these machines moves between 3.5 and 4.5 GHz within a run;
 // timing all of one implementation's measurements before the next one's let
 // such a change fall between them and bias the ratio.

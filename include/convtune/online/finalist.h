@@ -37,12 +37,8 @@ struct Finalist {
 /// configuration measured twice is its figure).
 std::vector<Record> top_records(const std::vector<Record>& records, size_t k);
 
-/// The order finalists run in, in round `round`: a rotation by the round, so
-/// each one runs in every position and a drift spreads over all of them.
-std::vector<size_t> round_order(size_t n, size_t round);
-
 /// Measures every finalist still `ok` once per round in a fresh process,
-/// interleaved (round_order); one that fails in any round is dropped with
+/// interleaved (measure.h round_order); one that fails in any round is dropped with
 /// the failure's status and detail. Stops early (figures left at 0) when
 /// stop() says so.
 void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProtocol& protocol, int rounds,
