@@ -28,7 +28,7 @@ class Im2colBlas : public Baseline {
     out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
     direct_ = s.R == 1 && s.S == 1 && s.stride == 1 && s.pad == 0;
     if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);
-    if (has_residual(p.epilogue)) res_ = output_to_nchw(p, p.residual);
+    if (has_residual(p.epilogue)) res_ = output_to_nchw(p, p.residual.data());
   }
 
   std::string impl() const override {

@@ -29,10 +29,10 @@ std::vector<float> output_from_nchw(const ProblemData& p, const float* out) {
   return v;
 }
 
-std::vector<float> output_to_nchw(const ProblemData& p, const std::vector<float>& nhwc) {
+std::vector<float> output_to_nchw(const ProblemData& p, const float* nhwc) {
   const Shape& s = p.shape;
   const int64_t Ho = s.Ho(), Wo = s.Wo();
-  std::vector<float> v(nhwc.size());
+  std::vector<float> v(p.output_size());
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t k = 0; k < s.K; ++k)
       for (int64_t y = 0; y < Ho; ++y)

@@ -104,7 +104,8 @@ class Onednn : public Baseline {
   dnnl::stream strm_;
   dnnl::convolution_forward::primitive_desc pd_;
   dnnl::convolution_forward conv_;
-  std::vector<float> user_src_, user_wei_, user_dst_, user_bias_, user_res_;
+  AlignedFloats user_src_, user_res_;  // on a cache line, as the caller's input (core/aligned.h)
+  std::vector<float> user_wei_, user_dst_, user_bias_;
   memory src_, wei_, dst_, user_dst_mem_;
   std::unordered_map<int, memory> args_;
 };

@@ -183,6 +183,19 @@ TEST(PeakLength, TwiceTheCandidatesMeasurementAtMostTheDefault) {
   EXPECT_EQ(peak_min_ms(60000), kPeakMinMs);
 }
 
+// The operands every implementation reads in bench start on a cache line, as
+// the tuner's driver gives them and as frameworks allocate tensors: from a
+// 16-byte malloc address yolo9000-13's kernel read 94.4 % of peak, from an
+// aligned one 95.4 %, oneDNN 97.3 % either way.
+TEST(ProblemData, OperandsStartOnACacheLine) {
+  for (size_t points : {size_t(0), size_t(5)}) {
+    const ProblemData p = ProblemData::make(parse_shape("K=20,C=3,H=33,W=35,R=3,pad=1"), points, 7, Epilogue::bias_add);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.input.data()) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.residual.data()) % 64, 0u);
+    EXPECT_EQ(p.residual.size(), p.output_size());
+  }
+}
+
 TEST(Reference, PointsMatchAHandComputation) {
   Shape s = parse_shape("K=1,C=1,H=3,R=3");
   ProblemData p = ProblemData::make(s, 0, 3);

@@ -217,7 +217,7 @@ std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e,
 void epilogue_run(const std::string& run, const std::string& lib, const std::string& name, const ProblemData& data,
                   const std::string& fn, const std::string& expected) {
   std::filesystem::create_directories(run);
-  auto bytes = [](const std::vector<float>& v) {
+  auto bytes = [](const auto& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
   };
   test::write_file(run + "/in.bin", bytes(data.input));

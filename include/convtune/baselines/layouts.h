@@ -13,6 +13,6 @@ std::vector<float> input_nchw(const ProblemData& p);
 /// An output [N][K][Ho][Wo] as [N][Ho][Wo][K].
 std::vector<float> output_from_nchw(const ProblemData& p, const float* out);
 /// An output-shaped [N][Ho][Wo][K] tensor (the residual) as [N][K][Ho][Wo].
-std::vector<float> output_to_nchw(const ProblemData& p, const std::vector<float>& nhwc);
+std::vector<float> output_to_nchw(const ProblemData& p, const float* nhwc);
 
 }  // namespace convtune

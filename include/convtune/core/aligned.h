@@ -4,7 +4,8 @@
 // buffer that is only 16-byte aligned (malloc's) each straddle two lines:
 // on the Zen 5 yolo9000-0's kernel (a 38 MB output) ran 20 % slower so,
 // while the bench gave oneDNN its own aligned output. The bench and the
-// tuner's driver (microkernels/driver.c) give every kernel aligned buffers.
+// tuner's driver (microkernels/driver.c) give every kernel aligned buffers,
+// the input and residual too (runner.h ProblemData).
 #include <cstddef>
 #include <new>
 #include <vector>

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "convtune/core/aligned.h"
 #include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
@@ -35,11 +36,11 @@ inline double peak_min_ms(double candidate_min_ms) { return std::min(kPeakMinMs,
 /// runner writes them to a file every candidate's driver reads.
 struct ProblemData {
   Shape shape;
-  std::vector<float> input;    // [N][H][W][C], NHWC, not padded
+  AlignedFloats input;         // [N][H][W][C], NHWC, not padded; on a cache line (core/aligned.h)
   std::vector<float> weights;  // [K][C][R][S], KCRS as frameworks store them
   Epilogue epilogue = Epilogue::none;  // the kernels' fused epilogue (reference.h ct_ref_epilogue)
   std::vector<float> bias;      // [K] with an epilogue, else empty
-  std::vector<float> residual;  // [N][Ho][Wo][K] for bias,add, else empty
+  AlignedFloats residual;       // [N][Ho][Wo][K] for bias,add, else empty
   std::vector<int64_t> check_index;  // output elements checked
   std::vector<double> check_value;   // their reference values, epilogue applied
   double tolerance = 0;              // absolute, scaled to the reduction length
