@@ -38,9 +38,9 @@ struct Finalist {
 std::vector<Record> top_records(const std::vector<Record>& records, size_t k);
 
 /// Measures every finalist still `ok` once per round in a fresh process,
-/// interleaved (measure.h round_order); one that fails in any round is dropped with
-/// the failure's status and detail. Stops early (figures left at 0) when
-/// stop() says so.
+/// interleaved (measure.h round_order); one that fails in any round is
+/// dropped with the failure's status and detail. Stops early (figures left
+/// at 0) when stop() says so.
 void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProtocol& protocol, int rounds,
                double timeout_s, double flops, double real_flops, double peak_gflops,
                const std::function<bool()>& stop);

@@ -85,9 +85,10 @@ struct Space {
 };
 
 /// Builds the space: the choices that divide the shape, then, on a
-/// flat_eligible shape, those that divide flat_view(shape) (flat). Throws Error when no microkernel at all fits the shape,
-/// saying which microkernel the ISA admits that would (profile it) or, when
-/// none would, which output dimensions leave too few accumulators.
+/// flat_eligible shape, those that divide flat_view(shape) (flat). Throws
+/// Error when no microkernel at all fits the shape, saying which microkernel
+/// the ISA admits that would (profile it) or, when none would, which output
+/// dimensions leave too few accumulators.
 /// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads = 1);
 
@@ -100,8 +101,8 @@ std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
 Spec lseq_spec(const UkChoice& ch);
 
 /// 000 §6.1's random sampler: a microkernel choice uniformly (with both
-/// views, first the view, rows or Flat(hw), each half the time); a divisor of the
-/// remaining c as the reuse loop directly above the microkernel; then,
+/// views, first the view, rows or Flat(hw), each half the time); a divisor
+/// of the remaining c as the reuse loop directly above the microkernel; then,
 /// outwards, (dimension, factor) pairs drawn uniformly among those that still
 /// divide what remains, until every dimension is complete; for a pair, the
 /// Lseq(h,...) specifier at a uniformly drawn level above the reuse loop.
