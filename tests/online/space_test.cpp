@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -249,25 +250,18 @@ TEST(Space, PairsAreEveryDividingCombinationInOrder) {
   for (int H : {34, 36, 60, 97}) {
     Shape sh = parse_shape("K=32,C=4,R=1,H=" + std::to_string(H));
     Space sp = build_space(sh, t, 16);
+    // The rows' Ho = H, then the same over the Flat(hw) view (config.h):
+    // Ho*Wo = H*H pixels in one column.
     std::vector<std::string> want;
-    for (int h1 : {3, 4, 6})
-      for (int h2 : {3, 4, 6}) {
-        if (h2 <= h1) continue;
-        for (int a = 1; a * h1 + h2 <= H; ++a)
-          for (int b = 1; a * h1 + b * h2 <= H; ++b)
-            if (H % (a * h1 + b * h2) == 0)
-              want.push_back(fmt::format("k2c1w1h{{{}x{}+{}x{}}}r1s1", a, h1, b, h2));
-      }
-    // Then the same over the Flat(hw) view (config.h): Ho*Wo = H*H pixels in one column.
-    const int P = H * H;
-    for (int h1 : {3, 4, 6})
-      for (int h2 : {3, 4, 6}) {
-        if (h2 <= h1) continue;
-        for (int a = 1; a * h1 + h2 <= P; ++a)
-          for (int b = 1; a * h1 + b * h2 <= P; ++b)
-            if (P % (a * h1 + b * h2) == 0)
-              want.push_back(fmt::format("flat k2c1w1h{{{}x{}+{}x{}}}r1s1", a, h1, b, h2));
-      }
+    for (const auto& [P, view] : {std::pair<int, std::string>{H, ""}, {H * H, "flat "}})
+      for (int h1 : {3, 4, 6})
+        for (int h2 : {3, 4, 6}) {
+          if (h2 <= h1) continue;
+          for (int a = 1; a * h1 + h2 <= P; ++a)
+            for (int b = 1; a * h1 + b * h2 <= P; ++b)
+              if (P % (a * h1 + b * h2) == 0)
+                want.push_back(fmt::format("{}k2c1w1h{{{}x{}+{}x{}}}r1s1", view, a, h1, b, h2));
+        }
     std::vector<std::string> got;
     for (const UkChoice& ch : sp.choices)
       if (ch.pair) got.push_back(ch.text());
