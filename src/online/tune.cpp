@@ -117,6 +117,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   sopt.l1d_bytes = machine.l1d_bytes;
   sopt.l2_bytes = machine.l2_bytes;
   sopt.l3_bytes = machine.l3_bytes;
+  sopt.trials = opt.trials;
   auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
   const std::string out_dir =

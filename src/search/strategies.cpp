@@ -3,14 +3,9 @@
 
 #include "convtune/core/error.h"
 #include "convtune/search/search.h"
+#include "factories.h"
 
 namespace convtune {
-
-std::unique_ptr<SearchStrategy> make_random_search(const Space& space, uint64_t seed);
-std::unique_ptr<SearchStrategy> make_droplet_search(const Space& space, uint64_t seed, const SearchOptions& opt);
-std::unique_ptr<SearchStrategy> make_opevo_search(const Space& space, uint64_t seed, const SearchOptions& opt);
-std::unique_ptr<SearchStrategy> make_hillclimb_search(const Space& space, uint64_t seed, const SearchOptions& opt);
-std::unique_ptr<SearchStrategy> make_csa_search(const Space& space, uint64_t seed, const SearchOptions& opt);
 
 namespace {
 struct Entry {
@@ -23,6 +18,7 @@ const Entry kStrategies[] = {
     {"opevo", make_opevo_search},
     {"hillclimb", make_hillclimb_search},
     {"csa", make_csa_search},
+    {"random-hillclimb", make_random_hillclimb_search},
 };
 
 void check_options(const SearchOptions& o) {

@@ -442,11 +442,11 @@ TEST_P(Strategies, ResumeAndFailures) {
   EXPECT_TRUE(resumed->info().is_object());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Strategies, ::testing::Values("droplet", "opevo", "hillclimb"));
+INSTANTIATE_TEST_SUITE_P(All, Strategies, ::testing::Values("droplet", "opevo", "hillclimb", "random-hillclimb"));
 
 TEST(Strategies, NamesAndOptions) {
   std::vector<std::string> names = strategy_names();
-  for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa"})
+  for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa", "random-hillclimb"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   Space sp = space_of(kTiny);
   SearchOptions bad;
@@ -458,6 +458,55 @@ TEST(Strategies, NamesAndOptions) {
   bad = {};
   bad.parents = 0;
   EXPECT_NE(test::error_of([&] { make_strategy("opevo", sp, 1, bad); }).find("--parents"), std::string::npos);
+}
+
+// random-hillclimb: half of --trials exactly as random proposes them (same
+// seed), then a climb that starts at the fastest of them: the climb's first
+// batch is that point's neighbours (and the csa start plans), none sampled.
+TEST(Strategies, RandomHillclimbSamplesHalfTheBudgetThenClimbsFromTheFastest) {
+  Space sp = space_of(kMid);
+  CoordinateView v(sp);
+  Objective f{v, target_point(v)};
+  SearchOptions o;
+  o.trials = 40;
+  auto s = make_strategy("random-hillclimb", sp, 5, o);
+  auto random = make_strategy("random", sp, 5, o);
+  Trace run, sampled;
+  drive(*s, f, 20, 3, &run);
+  drive(*random, f, 20, 3, &sampled);
+  ASSERT_EQ(run.log.size(), 20u);
+  for (size_t i = 0; i < 20; ++i) EXPECT_EQ(to_string(run.log[i].first), to_string(sampled.log[i].first)) << i;
+  EXPECT_EQ(s->info()["phase"], "random");
+  EXPECT_EQ(s->info()["sampled"], 20);
+
+  std::set<std::string> seen;
+  const Config* fastest = nullptr;
+  const Config* slowest = nullptr;
+  double best = -1, worst = 1e300;
+  for (const auto& [c, ob] : run.log) {
+    seen.insert(to_string(c));
+    if (!ob.ok || !v.from_config(c)) continue;
+    if (ob.gflops > best) best = ob.gflops, fastest = &c;
+    if (ob.gflops < worst) worst = ob.gflops, slowest = &c;
+  }
+  ASSERT_TRUE(fastest && slowest && fastest != slowest);
+  auto around = [&](const Config& c) {
+    std::mt19937_64 rng(5);  // the climb's own generator, first used for these neighbours
+    std::set<std::string> t;
+    for (const Neighbor& n : v.neighbors(*v.from_config(c), rng)) t.insert(to_string(v.to_config(n.point)));
+    return t;
+  };
+  const std::set<std::string> near_fastest = around(*fastest), near_slowest = around(*slowest);
+  const std::vector<Config> climb = s->propose(1000);
+  EXPECT_EQ(s->info()["phase"], "hillclimb");
+  size_t near = 0, near_other = 0;
+  for (const Config& c : climb) {
+    EXPECT_EQ(seen.count(to_string(c)), 0u) << "sampled and proposed again: " << to_string(c);
+    near += near_fastest.count(to_string(c));
+    near_other += near_slowest.count(to_string(c)) && !near_fastest.count(to_string(c));
+  }
+  EXPECT_GE(near, climb.size() / 2) << near << " of " << climb.size() << " proposals are neighbours of the fastest";
+  EXPECT_LT(near_other, near);
 }
 
 TEST(Strategies, OpEvoFollowsItsParameters) {

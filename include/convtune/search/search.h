@@ -44,6 +44,7 @@ struct SearchOptions {
   double mutation_rate = 0.5; // opevo: q of the q-random walk (002 §4.3)
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
   std::string cache_source = "given";  // MachineInfo::cache_source when detected
+  int64_t trials = 0;  // the tune's budget (--trials; 0 = not given): random-hillclimb samples half of it
 };
 
 /// Names accepted by --search.
