@@ -77,7 +77,7 @@ TEST(CliOptions, ErrorsComeBeforeTheTableWarning) {
   };
   test::write_file(td.file("plain"), "x");
   const std::vector<Case> cases = {
-      {" --out " + td.file("o") + " --search annealing", "unknown --search 'annealing'; choose one of: random, droplet, opevo, hillclimb, csa"},
+      {" --out " + td.file("o") + " --search annealing", "unknown --search 'annealing'; choose one of: random, droplet, opevo, hillclimb, csa, random-hillclimb"},
       {" --out " + td.file("o") + " --log " + td.path(), "cannot write --log '" + td.path() + "': it is a directory; give a file name"},
       {" --out " + td.file("o") + " --log " + td.file("plain/log.jsonl"), "cannot write --log '" + td.file("plain/log.jsonl") +
                                                     "': cannot create its directory (Not a directory); choose another --log"},
