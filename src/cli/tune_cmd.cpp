@@ -88,7 +88,8 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_flag("--any-machine", o.any_machine, "resume a log although another machine measured it");
   sub->add_option("--start-from", o.start_from,
                   "measure first the best kernel of an earlier tune of the layer (its log, or its --out directory; "
-                  "with --network DIR/<layer>/), lifted to --threads; droplet and hillclimb descend from it");
+                  "with --network DIR/<layer>/), lifted to --threads; droplet and hillclimb descend from it, random-hillclimb "
+                  "after its random half if it is still the fastest");
   sub->add_option("--job-index", a->job_index,
                   "tune only job I (0-based) of the selection, as 'convtune layers ... --list' lists them, e.g. "
                   "$SLURM_ARRAY_TASK_ID; with --out DIR its log goes to DIR/<layer>/ as for the whole selection")
