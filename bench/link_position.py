@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Does a tuned kernel's speed depend on where the linker puts it?
+
+Builds one kernel (a tune's <out>/<layer>.c) twice, as objects A and B with
+their own symbol names, and links programs harness, B, N bytes of padding, A
+for N = 0, 16, 32, 48: B stays where it is and A moves. Each program times A
+and B interleaved on the same buffers; a line is the median of
+time(A)/time(B) over --reps pairs, with its quartiles. A and B are the same
+code, so ratios that change with N are the link position alone. `--flags` are the ISA's (see
+microkernels/isa/<isa>.json "cflags"); `--flags-b` builds B differently (e.g.
+with -falign-loops=64) to compare two builds at the same position.
+
+    /usr/bin/python3 bench/link_position.py convtune-out/yolo9000-23/yolo9000-23.c \\
+        --flags "-O2 -mavx2 -mfma -fno-align-loops"
+
+With GCC's default function alignment of 16 the ratio can move with N (stop 40,
+Zen 3: 3.5 % between two link positions of one resnet18-1 kernel, 3 % for
+yolo9000-23); with -falign-functions=64, which the ISA flags now carry, it
+cannot, since the linker keeps each kernel on a 64-byte line.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+void A_k_pack(const float *, float *); void A_k(const float *, const float *, float *);
+void B_k_pack(const float *, float *); void B_k(const float *, const float *, float *);
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
+static float *buffer(long n) { float *p = aligned_alloc(64, ((size_t)n * 4 + 4095) / 4096 * 4096); memset(p, 0, (size_t)n * 4); return p; }
+int main(int argc, char **argv) {
+  long ni = atol(argv[1]), nw = atol(argv[2]), np = atol(argv[3]), no = atol(argv[4]); int reps = atoi(argv[5]);
+  float *in = buffer(ni), *kcrs = buffer(nw), *w = buffer(np), *o = buffer(no);
+  for (long i = 0; i < ni; ++i) in[i] = (float)((i * 7) % 13) / 13.f;
+  for (long i = 0; i < nw; ++i) kcrs[i] = (float)((i * 5) % 11) / 11.f;
+  A_k_pack(kcrs, w);
+  double *ta = malloc(reps * sizeof(double)), *tb = malloc(reps * sizeof(double)), *r = malloc(reps * sizeof(double));
+  A_k(in, w, o); B_k(in, w, o);
+  for (int i = 0; i < reps; ++i) {
+    double t = now(); A_k(in, w, o); ta[i] = now() - t;
+    t = now(); B_k(in, w, o); tb[i] = now() - t; r[i] = ta[i] / tb[i];
+  }
+  qsort(ta, reps, sizeof(double), cmp); qsort(tb, reps, sizeof(double), cmp); qsort(r, reps, sizeof(double), cmp);
+  printf("time(A)/time(B) %.4f (quartiles %.4f %.4f); A %.3f ms, B %.3f ms\n", r[reps / 2], r[reps / 4],
+         r[3 * reps / 4], ta[reps / 2] * 1e3, tb[reps / 2] * 1e3);
+  return 0;
+}
+"""
+
+
+def sizes(src):
+    """Input, KCRS weight, packed weight and output floats from the generated header comment."""
+    m = re.search(r"shape:\s+(\S+)", src)
+    if not m:
+        sys.exit(f"link_position: error: no 'shape:' line in the kernel's header comment; give a .c that tune wrote")
+    d = dict(kv.split("=") for kv in m.group(1).split(","))
+    n, k, c, h = (int(d[x]) for x in "NKCH")
+    w, r = int(d.get("W", h)), int(d["R"])
+    s, st, pad = int(d.get("S", r)), int(d.get("stride", 1)), int(d.get("pad", 0))
+    ho, wo = (h + 2 * pad - r) // st + 1, (w + 2 * pad - s) // st + 1
+    packed = re.search(r"_packed_floats = (\d+)", src)
+    np_ = int(packed.group(1)) if packed else k * c * r * s + 4096
+    return n * h * w * c, k * c * r * s, np_, n * ho * wo * k
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kernel", help="a generated kernel, e.g. convtune-out/<layer>/<layer>.c")
+    ap.add_argument("--flags", required=True, help="compiler flags of both objects (the ISA's cflags)")
+    ap.add_argument("--flags-b", help="B's flags instead, to compare two builds")
+    ap.add_argument("--reps", type=int, default=51, help="interleaved pairs per order")
+    a = ap.parse_args()
+    src = open(a.kernel).read()
+    fn = re.search(r"^void (\w+)_pack\(", src, re.M)
+    if not fn:
+        sys.exit("link_position: error: no '<name>_pack' function in the kernel; give a .c that tune wrote")
+    name = fn.group(1)
+    cc = os.environ.get("CC", "cc").split()
+    with tempfile.TemporaryDirectory() as tmp:
+        for who, flags in (("A", a.flags), ("B", a.flags_b or a.flags)):
+            text = src.replace(name, who + "_k")  # every symbol: the kernel, _pack, _packed_floats
+            open(f"{tmp}/{who}.c", "w").write(text)
+            subprocess.run(cc + flags.split() + ["-c", f"{tmp}/{who}.c", "-o", f"{tmp}/{who}.o"], check=True)
+        open(f"{tmp}/harness.c", "w").write(HARNESS)
+        args = [str(x) for x in sizes(src)] + [str(a.reps)]
+        for pad in (0, 16, 32, 48):
+            open(f"{tmp}/pad.s", "w").write(f".text\n.p2align 4\n.skip {pad}\n")
+            exe = f"{tmp}/ab_{pad}"
+            subprocess.run(cc + ["-O2", f"{tmp}/harness.c", f"{tmp}/B.o", f"{tmp}/pad.s", f"{tmp}/A.o", "-o", exe],
+                           check=True)
+            out = subprocess.run([exe] + args, check=True, capture_output=True, text=True).stdout
+            print(f"A {pad:2d} bytes further: {out}", end="")
+
+
+if __name__ == "__main__":
+    main()
