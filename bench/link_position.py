@@ -91,7 +91,7 @@ def main():
         open(f"{tmp}/harness.c", "w").write(HARNESS)
         args = [str(x) for x in sizes(src)] + [str(a.reps)]
         for pad in (0, 16, 32, 48):
-            open(f"{tmp}/pad.s", "w").write(f".text\n.p2align 4\n.skip {pad}\n")
+            open(f"{tmp}/pad.s", "w").write(f".section .note.GNU-stack,\"\",@progbits\n.text\n.p2align 4\n.fill {pad}, 1, 0x90\n")
             exe = f"{tmp}/ab_{pad}"
             subprocess.run(cc + ["-O2", f"{tmp}/harness.c", f"{tmp}/B.o", f"{tmp}/pad.s", f"{tmp}/A.o", "-o", exe],
                            check=True)

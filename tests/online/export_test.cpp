@@ -366,7 +366,8 @@ void kernels_start_on_a_cache_line(const std::string& lib, const std::string& ru
   for (size_t i = 0; i < kTuned.size(); ++i) expected += "0 ";
   for (int pad : {0, 16, 32, 48}) {
     SCOPED_TRACE(fmt::format("{} bytes before the library", pad));
-    test::write_file(fmt::format("{}/pad{}.s", run, pad), fmt::format(".text\n.p2align 4\n.skip {}\n", pad));
+    test::write_file(fmt::format("{}/pad{}.s", run, pad),
+                     fmt::format(".section .note.GNU-stack,\"\",@progbits\n.text\n.p2align 4\n.fill {}, 1, 0x90\n", pad));
     ASSERT_EQ(sh(fmt::format("cd {0} && ${{CC:-cc}} -std=c99 align.c pad{1}.s $(PKG_CONFIG_PATH={2} pkg-config "
                              "--cflags --libs tiny) -o align{1} > build{1}.txt 2>&1 && ./align{1} > out{1}.txt",
                              run, pad, lib)),
