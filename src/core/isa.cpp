@@ -194,6 +194,10 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.line_floats = get<int>(pf, "line_floats", origin, "prefetch.");
   if (isa.line_floats < 1)
     throw Error(fmt::format("ISA description {}: key 'prefetch.line_floats' must be at least 1", origin));
+  isa.prefetch_out = get<std::string>(pf, "output_line", origin, "prefetch.");
+  isa.output_ahead_fmas = get<int>(pf, "output_ahead_fmas", origin, "prefetch.");
+  if (isa.output_ahead_fmas < 1)
+    throw Error(fmt::format("ISA description {}: key 'prefetch.output_ahead_fmas' must be at least 1", origin));
   for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);

@@ -134,6 +134,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   if (v.prefetch > 0)
     o += fmt::format("/* Pf(w): c steps it < pn prefetch {} cache line(s) each from P on (CONTRACT.md \"Prefetch\") */\n",
                      v.prefetch);
+  if (v.prefetch_out)
+    o += "/* Pf(o): prefetch the output block's lines output_ahead_fmas multiply-adds before the last c step (CONTRACT.md "
+         "\"Prefetch\") */\n";
   if (v.fence != TapFence::none)
     o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
                      v.fence == TapFence::r ? "filter row" : "tap", fence_text(v.fence));
@@ -169,6 +172,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   // where the taps rule counts none (AVX-512's broadcast_registers 0).
   const int kept = std::clamp(isa.vector_registers - u.w * u.h * u.k - 1, 0, u.k);
   std::string loop;
+  int64_t fmas = 0;  // multiply-adds one c step emits (Pf(o)'s distance in steps)
   int row_cu = -1, row_r = -1;  // the (c, r) row of the last tap emitted
   for (int cu = 0; cu < u.c; ++cu)
     for (int r = 0; r < u.r; ++r)
@@ -200,6 +204,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
             if (kept < u.k) loop += fmt::format("      {}\n", kLaunder);
             for (int k = 0; k < u.k; ++k)
               if (lanes_of(k) > 0) {
+                ++fmas;
                 const std::string b = k < kept ? fmt::format("w_k{}", k)
                                                : Isa::expand(isa.load, {{"ptr", fmt::format("wq + {}", w_off(k))}});
                 loop += fmt::format("      {} = {};\n", acc(h, w, k),
@@ -210,12 +215,29 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
         loop += "    }\n";
       }
   if (!loop.empty()) {
+    if (v.prefetch_out) {
+      const int64_t ahead = (isa.output_ahead_fmas + fmas - 1) / fmas;  // c steps
+      o += fmt::format("  const long po = nc > {0} ? nc - {0} : 0;  /* Pf(o): the c step that prefetches */\n", ahead);
+    }
     o += fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
     if (v.prefetch > 0) {
       o += "    if (it < pn) {\n";
       for (int j = 0; j < v.prefetch; ++j)
         o += "      " + Isa::expand(isa.prefetch, {{"ptr", fmt::format("P + it * {} + {}", int64_t(v.prefetch) * isa.line_floats,
                                                                       int64_t(j) * isa.line_floats)}}) + ";\n";
+      o += "    }\n";
+    }
+    if (v.prefetch_out) {
+      // Lines from each output pixel's first channel on: with K a multiple of
+      // line_floats (and the 64-byte aligned buffers of bench and tune) they
+      // are the block's lines exactly; otherwise a tail line may be missed,
+      // which only costs the hint.
+      o += "    if (it == po) {\n";
+      const int64_t lf = isa.line_floats, n = k_lanes;
+      for (int h = 0; h < u.h; ++h)
+        for (int w = 0; w < u.w; ++w)
+          for (int64_t f = 0; f < n; f += lf)
+            o += "      " + Isa::expand(isa.prefetch_out, {{"ptr", fmt::format("O + {}", h * l.out_row + w * l.out_pix + f)}}) + ";\n";
       o += "    }\n";
     }
     if (kept < u.k) o += "    const float *wq = W;  /* re-read weight vectors: see kLaunder */\n";

@@ -57,6 +57,7 @@ struct Gen {
   // block's; cache lines each call prefetches; lines per c step; c steps that prefetch.
   int pf_loop = -1;
   int64_t pf_step = 0, pf_share = 0, pf_np = 0, pf_pn = 0;
+  bool prefetch_out = false;  // Pf(o) (config.h), in every variant
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -124,13 +125,14 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}|{}|f{}|p{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch);
+    key += fmt::format("|k{}|{}|f{}|p{}|o{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch,
+                       int(v.prefetch_out));
     for (int64_t d : v.in_rows) key += fmt::format("i{}", d);
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
     // Epilogue and fenced variants too: never the profiled name.
-    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0) name += fmt::format("_v{}", variants.size());
+    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out) name += fmt::format("_v{}", variants.size());
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
     return name;
@@ -305,6 +307,7 @@ struct Gen {
       v.epilogue = epilogue;
       v.fence = fence;
       v.prefetch = int(pf_np);
+      v.prefetch_out = prefetch_out;
       return fmt::format("{}(input, io, wp, op, {}, acc{}{});", variant_fn(u, v), nc,
                          epilogue == Epilogue::none ? "" : ", last, bp, qp",
                          pf_loop >= 0 ? fmt::format(", pf, {}", pf_pn) : std::string());
@@ -508,6 +511,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.epilogue = in.epilogue;
   g.fence = in.config.fence;
   if (in.config.prefetch) plan_prefetch(g, in.config);
+  g.prefetch_out = in.config.prefetch_out;
   g.emit(0, 1, 0);
 
   const std::string cfg = to_string(in.config);

@@ -84,6 +84,7 @@ std::string to_string(const Config& c) {
   for (const Spec& s : c.specs) parts.push_back(to_string(s));
   if (c.fence != TapFence::none) parts.push_back(fence_text(c.fence));
   if (c.prefetch) parts.push_back("Pf(w)");
+  if (c.prefetch_out) parts.push_back("Pf(o)");
   std::string out = "[";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out + "]";
@@ -203,7 +204,7 @@ class Parser {
     return word == "r" ? TapFence::r : TapFence::s;
   }
 
-  // [F(r) | F(s)] [, Pf(w)] ']': what follows the loops.
+  // [F(r) | F(s)] [, Pf(w)] [, Pf(o)] ']': what follows the loops.
   void tail(Config& c) {
     if (word_at() == "F") {
       c.fence = fence();
@@ -211,24 +212,33 @@ class Parser {
         ++i_;
         peek();
         if (word_at() != "Pf")
-          fail("expected Pf(w) after " + fence_text(c.fence) + ", got " + got() +
-               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w)");
+          fail("expected Pf(w) or Pf(o) after " + fence_text(c.fence) + ", got " + got() +
+               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w) and Pf(o)");
       }
     }
-    const bool pf = word_at() == "Pf";
-    if (pf) {
+    std::string last;  // the Pf(...) read last, for the messages
+    while (word_at() == "Pf") {
       i_ += 2;
       expect('(', "after 'Pf'");
       peek();
-      if (word_at() != "w") fail("expected w in Pf(...), got " + got() + "; Pf(w) prefetches the next weights");
+      const std::string what = word_at();
+      if (what != "w" && what != "o")
+        fail("expected w or o in Pf(...), got " + got() + "; Pf(w) prefetches the next weights, Pf(o) the output block");
+      if (what == "w" ? (c.prefetch || c.prefetch_out) : c.prefetch_out)
+        fail("unexpected Pf(" + what + ") after " + last + "; Pf(w) comes before Pf(o), each at most once");
+      (what == "w" ? c.prefetch : c.prefetch_out) = true;
+      last = "Pf(" + what + ")";
       ++i_;
       expect(')', "to close the specifier");
-      c.prefetch = true;
+      if (peek() != ',') break;
+      ++i_;
+      peek();
+      if (word_at() != "Pf") fail("expected Pf(o) after " + last + ", got " + got() + "; Pf(w) and Pf(o) come last");
     }
     if (peek() != ']')
-      fail(pf ? "expected ']' after Pf(w), got " + got() + "; Pf(w) comes last"
-              : "expected ']' after " + fence_text(c.fence) + ", got " + got() +
-                    "; F(r) or F(s) comes last, after V(k), followed only by Pf(w)");
+      fail(!last.empty() ? "expected ']' after " + last + ", got " + got() + "; Pf(w) and Pf(o) come last"
+                         : "expected ']' after " + fence_text(c.fence) + ", got " + got() +
+                               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w) and Pf(o)");
     ++i_;
   }
 

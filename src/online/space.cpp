@@ -257,7 +257,8 @@ double Space::size() const {
         auto [n, len] = counter.count(rem);
         // Each with and without Pf(w) where it has a T on k or c above the
         // reuse loop (config.h prefetch_loop): always, unless both are covered.
-        const double pf = rem[static_cast<int>(Dim::k)] > 1 || rem[static_cast<int>(Dim::c)] > 1 ? 2 : 1;
+        // And each with and without Pf(o).
+        const double pf = (rem[static_cast<int>(Dim::k)] > 1 || rem[static_cast<int>(Dim::c)] > 1 ? 2 : 1) * 2;
         // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
         total += pf * (ch.pair ? len + n : n);
       }
@@ -507,6 +508,9 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   // Pf(w) half the time where it applies: it pays where weights stream from
   // beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN, bench/results/xeon-125db74-100) and costs a little elsewhere.
   c.prefetch = prefetch_loop(c) >= 0 && draw(2) == 1;
+  // Pf(o) half the time: a switch that gains some layers and costs others
+  // (config.h); drawn after Pf(w) so that seeds keep their earlier draws.
+  c.prefetch_out = draw(2) == 1;
   return c;
 }
 

@@ -141,7 +141,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
         Case{"N=2,K=4,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"},
         // Pf(w): NEON's prefetch template (__builtin_prefetch).
-        Case{"K=8,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(w)]"}));
+        Case{"K=8,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(w)]"},
+        // Pf(o): NEON's write prefetch (__builtin_prefetch(p, 1, 3)), with the K tail.
+        Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(o)]"}));
 
 // Issue 13 on 4 lanes (natively or under qemu): the epilogue's ISA data for
 // NEON, with a K tail of 2 lanes read lane by lane (ct_neon_load_n), tap and

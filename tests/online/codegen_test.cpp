@@ -81,6 +81,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r), Pf(w)]"},
         Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w)]"},
         Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(w)]"},
+        // Pf(o), alone and after Pf(w), over an Lseq.
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(o)]"},
+        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w), Pf(o)]"},
         // R(d) completes a dimension; batch N = 2.
         Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
 
@@ -91,9 +94,11 @@ struct Border {
   const char* shape;
   bool taps;  // U(S,s) U(R,r) in the microkernel; else T(R,r), T(S,s) outside
   TapFence fence = TapFence::none;  // taps only: F(r) / F(s)
+  bool prefetch_out = false;        // Pf(o)
 };
 void PrintTo(const Border& b, std::ostream* os) {
-  *os << b.shape << (b.taps ? " taps" : " paper") << (b.fence == TapFence::r ? " F(r)" : b.fence == TapFence::s ? " F(s)" : "");
+  *os << b.shape << (b.taps ? " taps" : " paper") << (b.fence == TapFence::r ? " F(r)" : b.fence == TapFence::s ? " F(s)" : "")
+      << (b.prefetch_out ? " Pf(o)" : "");
 }
 
 int64_t largest_divisor(int64_t n, int64_t cap) {
@@ -127,6 +132,7 @@ TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
   Shape shape = parse_shape(b.shape);
   Config cfg = border_config(shape, isa.lanes, b.taps);
   cfg.fence = b.fence;
+  cfg.prefetch_out = b.prefetch_out;
   std::string src;
   RunResult r = build_and_run(isa, shape, cfg, &src);
   EXPECT_EQ(r.status, "ok") << to_string(cfg) << ": " << r.detail;
@@ -150,7 +156,12 @@ INSTANTIATE_TEST_SUITE_P(
             Border{"K=40,C=4,H=6,R=3,pad=1", false}, Border{"K=28269,C=2,H=2,R=1,pad=0", true},
             // fenced taps: border variants skip taps, so a row may start at any s
             Border{"K=16,C=4,H=7,R=3,pad=2", true, TapFence::r}, Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::s},
-            Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", true, TapFence::r})));
+            Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", true, TapFence::r},
+            // Pf(o): prefetching the output block changes no value, at borders, in the K tail and with taps outside
+            Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::none, true},
+            Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", false, TapFence::none, true},
+            Border{"K=28269,C=2,H=2,R=1,pad=0", true, TapFence::none, true},
+            Border{"K=40,C=4,H=6,R=3,pad=1", true, TapFence::s, true})));
 
 // Issue 13: fused epilogues, for every ISA this CPU runs, equal the reference
 // (convolution, then ct_ref_epilogue) at every output element with guard
@@ -416,6 +427,29 @@ TEST(ConvCodegenText, PrefetchSharesTheNextBlock) {
   EXPECT_EQ(plain.c_source.find("prefetch"), std::string::npos);
 }
 
+// Pf(o): 4 c x 2 w x 2 k = 16 multiply-adds a c step, so 384 of them ahead is
+// 24 steps (more than nc = 4: the first step prefetches); one line per pixel
+// (2 x 8 lanes), two at U(4,k); none without Pf(o).
+TEST(ConvCodegenText, PrefetchOutputLinesAhead) {
+  Isa isa = load_isa("avx2");
+  ASSERT_EQ(isa.output_ahead_fmas, 384);
+  const Shape shape = parse_shape("K=32,C=16,H=4,R=1");
+  GeneratedKernel k = generate_conv(
+      isa, {shape, parse_config("[T(2,k), T(4,h), T(2,w), T(4,c), U(4,c), U(2,w), U(2,k), V(k), Pf(o)]"), "f", ""});
+  EXPECT_NE(k.c_source.find("  const long po = nc > 24 ? nc - 24 : 0;"), std::string::npos) << k.c_source;
+  EXPECT_NE(k.c_source.find("    if (it == po) {\n      _mm_prefetch((const char *)(O + 0), _MM_HINT_T0);\n"
+                            "      _mm_prefetch((const char *)(O + 32), _MM_HINT_T0);\n    }\n"),
+            std::string::npos);
+  GeneratedKernel wide = generate_conv(
+      isa, {shape, parse_config("[T(4,h), T(4,w), T(16,c), U(4,k), V(k), Pf(o)]"), "f", ""});
+  EXPECT_NE(wide.c_source.find("  const long po = nc > 96 ? nc - 96 : 0;"), std::string::npos) << wide.c_source;
+  EXPECT_NE(wide.c_source.find("_mm_prefetch((const char *)(O + 16), _MM_HINT_T0);"), std::string::npos);
+  GeneratedKernel plain = generate_conv(
+      isa, {shape, parse_config("[T(2,k), T(4,h), T(2,w), T(4,c), U(4,c), U(2,w), U(2,k), V(k)]"), "f", ""});
+  EXPECT_EQ(plain.c_source.find("_MM_HINT_T0"), std::string::npos);
+  EXPECT_EQ(plain.c_source.find("po"), std::string::npos);
+}
+
 // K = 20 on 16 lanes: the second vector keeps 4 lanes, loaded and stored masked.
 TEST(ConvCodegenText, KTailIsMasked) {
   Isa isa = load_isa("avx512");
@@ -497,6 +531,9 @@ TEST_P(ConvFlat, EqualsReferenceEverywhereWithGuardZones) {
       // P(2,k) on two threads above the Lseq.
       {"K={K},C=4,H=14,R=1,stride=2", "[Flat(hw), P(2,k), Lseq(h,[(15,3),(2,2)]), T(4,c), U(a,h), U(2,k), V(k)]",
        Epilogue::bias_relu, 2},
+      // Pf(o) on rows read through their own offsets, the K tail and a residual.
+      {"K={T},C=5,H=12,W=15,R=1,stride=3", "[Flat(hw), T(2,k), T(10,h), T(5,c), U(2,h), U(2,k), V(k), Pf(o)]",
+       Epilogue::bias_add},
   };
   for (const FlatCase& c : cases) {
     if (c.threads > available_cpus()) continue;

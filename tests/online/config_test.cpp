@@ -83,6 +83,7 @@ TEST(Config, RoundTrip) {
                     "F(r)]"),
         std::string("[T(256,c), U(3,s), V(k), F(s)]"),
         std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]"),
+        std::string("[T(2,c), T(2,c), V(k), Pf(o)]"), std::string("[T(2,c), U(3,s), V(k), F(s), Pf(w), Pf(o)]"),
         std::string("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k), Pf(w)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
@@ -152,17 +153,25 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(16,k), ]"),
             "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'");
   EXPECT_EQ(parse_error("[T(16,c), F(s), V(k)]"),
-            "config: at column 17: expected Pf(w) after F(s), got 'V'; F(r) or F(s) comes last, after V(k), followed "
-            "only by Pf(w)");
+            "config: at column 17: expected Pf(w) or Pf(o) after F(s), got 'V'; F(r) or F(s) comes last, after V(k), "
+            "followed only by Pf(w) and Pf(o)");
   EXPECT_EQ(parse_error("[V(k), F(r), F(s)]"),
-            "config: at column 14: expected Pf(w) after F(r), got 'F'; F(r) or F(s) comes last, after V(k), followed "
-            "only by Pf(w)");
+            "config: at column 14: expected Pf(w) or Pf(o) after F(r), got 'F'; F(r) or F(s) comes last, after V(k), "
+            "followed only by Pf(w) and Pf(o)");
   EXPECT_EQ(parse_error("[V(k), F(r) V(k)]"),
             "config: at column 13: expected ']' after F(r), got 'V'; F(r) or F(s) comes last, after V(k), followed "
-            "only by Pf(w)");
-  EXPECT_EQ(parse_error("[V(k), Pf(w), F(r)]"), "config: at column 13: expected ']' after Pf(w), got ','; Pf(w) comes last");
+            "only by Pf(w) and Pf(o)");
+  EXPECT_EQ(parse_error("[V(k), Pf(w), F(r)]"),
+            "config: at column 15: expected Pf(o) after Pf(w), got 'F'; Pf(w) and Pf(o) come last");
+  EXPECT_EQ(parse_error("[V(k), Pf(o) V(k)]"),
+            "config: at column 14: expected ']' after Pf(o), got 'V'; Pf(w) and Pf(o) come last");
+  EXPECT_EQ(parse_error("[V(k), Pf(o), Pf(w)]"),
+            "config: at column 18: unexpected Pf(w) after Pf(o); Pf(w) comes before Pf(o), each at most once");
+  EXPECT_EQ(parse_error("[V(k), Pf(w), Pf(w)]"),
+            "config: at column 18: unexpected Pf(w) after Pf(w); Pf(w) comes before Pf(o), each at most once");
   EXPECT_EQ(parse_error("[V(k), Pf(k)]"),
-            "config: at column 11: expected w in Pf(...), got 'k'; Pf(w) prefetches the next weights");
+            "config: at column 11: expected w or o in Pf(...), got 'k'; Pf(w) prefetches the next weights, Pf(o) the "
+            "output block");
   EXPECT_EQ(parse_error("[V(k), Pf]"), "config: at column 10: expected '(' after 'Pf', got ']'");
   EXPECT_EQ(parse_error("[V(k), F(k)]"),
             "config: at column 10: expected r or s in F(...), got 'k'; F(r) fences filter rows, F(s) every tap");

@@ -64,6 +64,10 @@ struct Isa {
   // floats in a cache line.
   std::string prefetch;
   int line_floats = 16;
+  // Pf(o) (same block): a prefetch of the output line at {ptr} into L1, and
+  // how many multiply-adds before the end of its reduction a call issues it.
+  std::string prefetch_out;
+  int output_ahead_fmas = 384;
   std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs

@@ -40,6 +40,10 @@ struct UkVariant {
   // long pn`: c steps it < pn prefetch lines it*prefetch .. it*prefetch +
   // prefetch - 1 from P on (CONTRACT.md "Prefetch").
   int prefetch = 0;
+  // Pf(o) (online/config.h): at c step nc - ceil(isa.output_ahead_fmas / the
+  // step's multiply-adds), or 0 when nc is smaller, prefetch every line of
+  // the block's output (CONTRACT.md "Prefetch"); not part of full().
+  bool prefetch_out = false;
   // Flat(hw) at stride > 1 (online/config.h): per h, the input offset of
   // output row h's pixel from io, for a block of the flat view that runs
   // across the end of an output row; empty = h*ST*IROW (CONTRACT.md "Flat").

@@ -16,7 +16,8 @@
 //   - the tap fence F(r) / F(s) (categorical; config.h), when some choice's
 //     microkernel holds more than one tap. A choice without taps prints none;
 //   - Pf(w), on or off (config.h), printed where the configuration has a loop
-//     for it (prefetch_loop).
+//     for it (prefetch_loop);
+//   - Pf(o), on or off (config.h), printed wherever it is on.
 // Every point prints as a valid configuration; every step keeps the
 // products right, so no invalid point is ever built. Several points may
 // print the same configuration (empty slots); strategies key on the text.
@@ -38,10 +39,11 @@ struct Point {
   ParOption par{Dim::n, 1};                   // the outermost P; count 1: none
   TapFence fence = TapFence::none;            // F(r) / F(s); printed only where the choice allows it
   bool prefetch = false;                      // Pf(w); printed only where the configuration has its loop
+  bool prefetch_out = false;                  // Pf(o)
 };
 
 /// The parameters of a point (002 §3: mu of them).
-enum class Param { factor, order, choice, lseq, fence, parallel, prefetch };
+enum class Param { factor, order, choice, lseq, fence, parallel, prefetch, prefetch_out };
 struct ParamId {
   Param kind = Param::factor;
   Dim dim = Dim::n;  // factor only
@@ -77,7 +79,7 @@ class CoordinateView {
 
   /// The parameters: 7 factorizations, the order, the choice, the Lseq, the
   /// fence when some choice allows one, the P option when the space has one,
-  /// and Pf(w).
+  /// Pf(w) and Pf(o).
   std::vector<ParamId> params() const;
   int slot_id(Dim d, int slot) const { return offset_[static_cast<int>(d)] + slot; }
   int num_slots(Dim d) const { return nu_[static_cast<int>(d)]; }
@@ -88,7 +90,7 @@ class CoordinateView {
   /// swapped, the previous/next microkernel of the class, the nearest-h
   /// member of up to `classes` other classes (drawn with rng), the Lseq
   /// across one level, every other fence and every other P option of the
-  /// choice, and Pf(w) switched. Only points whose configuration differs from p's,
+  /// choice, and Pf(w) and Pf(o) switched. Only points whose configuration differs from p's,
   /// each configuration once.
   std::vector<Neighbor> neighbors(const Point& p, std::mt19937_64& rng, int classes = 4) const;
   /// The same move again from p (the next value along that direction), or
@@ -99,8 +101,8 @@ class CoordinateView {
   /// the adjacent values (factor: any prime between any two slots; order:
   /// any two-cycle; choice: previous/next in the class or the nearest-h
   /// member of any other class; Lseq: across one level; fence: any other
-  /// fence the choice allows; parallel: any other P option; prefetch:
-  /// switched). Unchanged if the
+  /// fence the choice allows; parallel: any other P option; prefetch and
+  /// prefetch_out: switched). Unchanged if the
   /// parameter has no neighbour.
   Point random_step(const Point& p, ParamId param, std::mt19937_64& rng) const;
   /// 002 §4.3's q-random walk on one parameter: steps while uniform < q.
