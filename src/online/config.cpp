@@ -224,13 +224,13 @@ class Parser {
       const std::string what = word_at();
       if (what != "w" && what != "o")
         fail("expected w or o in Pf(...), got " + got() + "; Pf(w) prefetches the next weights, Pf(o) the output block");
-      if (what == "w" ? (c.prefetch || c.prefetch_out) : c.prefetch_out)
-        fail("unexpected Pf(" + what + ") after " + last + "; Pf(w) comes before Pf(o), each at most once");
+      if (what == "w" && c.prefetch) fail("unexpected Pf(w) after Pf(w); Pf(w) and Pf(o) come at most once each");
       (what == "w" ? c.prefetch : c.prefetch_out) = true;
       last = "Pf(" + what + ")";
       ++i_;
       expect(')', "to close the specifier");
       if (peek() != ',') break;
+      if (c.prefetch_out) fail("expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
       ++i_;
       peek();
       if (word_at() != "Pf") fail("expected Pf(o) after " + last + ", got " + got() + "; Pf(w) and Pf(o) come last");

@@ -166,9 +166,11 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[V(k), Pf(o) V(k)]"),
             "config: at column 14: expected ']' after Pf(o), got 'V'; Pf(w) and Pf(o) come last");
   EXPECT_EQ(parse_error("[V(k), Pf(o), Pf(w)]"),
-            "config: at column 18: unexpected Pf(w) after Pf(o); Pf(w) comes before Pf(o), each at most once");
+            "config: at column 13: expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
+  EXPECT_EQ(parse_error("[V(k), Pf(o), F(r)]"),
+            "config: at column 13: expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
   EXPECT_EQ(parse_error("[V(k), Pf(w), Pf(w)]"),
-            "config: at column 18: unexpected Pf(w) after Pf(w); Pf(w) comes before Pf(o), each at most once");
+            "config: at column 18: unexpected Pf(w) after Pf(w); Pf(w) and Pf(o) come at most once each");
   EXPECT_EQ(parse_error("[V(k), Pf(k)]"),
             "config: at column 11: expected w or o in Pf(...), got 'k'; Pf(w) prefetches the next weights, Pf(o) the "
             "output block");
