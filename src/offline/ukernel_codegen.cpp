@@ -237,7 +237,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       for (int h = 0; h < u.h; ++h)
         for (int w = 0; w < u.w; ++w)
           for (int64_t f = 0; f < n; f += lf)
-            o += "      " + Isa::expand(isa.prefetch_out, {{"ptr", fmt::format("O + {}", h * l.out_row + w * l.out_pix + f)}}) + ";\n";
+            o += "      " +
+                 Isa::expand(isa.prefetch_out, {{"ptr", fmt::format("O + {}", h * l.out_row + w * l.out_pix + f)}}) +
+                 ";\n";
       o += "    }\n";
     }
     if (kept < u.k) o += "    const float *wq = W;  /* re-read weight vectors: see kLaunder */\n";

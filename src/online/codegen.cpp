@@ -132,7 +132,8 @@ struct Gen {
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
     // Epilogue and fenced variants too: never the profiled name.
-    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out) name += fmt::format("_v{}", variants.size());
+    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out)
+      name += fmt::format("_v{}", variants.size());
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
     return name;

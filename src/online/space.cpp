@@ -509,7 +509,8 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   // beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN, bench/results/xeon-125db74-100) and costs a little elsewhere.
   c.prefetch = prefetch_loop(c) >= 0 && draw(2) == 1;
   // Pf(o) half the time: a switch that gains some layers and costs others
-  // (config.h); drawn after Pf(w) so that seeds keep their earlier draws.
+  // (config.h). Drawn last: the rest of a sample comes from the same draws as
+  // before Pf(o) existed.
   c.prefetch_out = draw(2) == 1;
   return c;
 }
