@@ -204,48 +204,6 @@ int streaming_choice(const Space& space) {
   return best;
 }
 
-// The widest one-row single (not a pair, not flat) that holds the whole
-// filter: the most accumulators, then the most pixels (a broadcast input
-// value is loaded once, a weight vector once per w pixels, and the weights
-// are the operand that streams), then the longest c step; or -1.
-int row_choice(const Space& space) {
-  const Shape& sh = space.shape;
-  auto key = [&](const UkChoice& c) { return std::make_tuple(c.uk.w * c.uk.k, c.uk.w, c.uk.c); };
-  int best = -1;
-  for (size_t i = 0; i < space.choices.size(); ++i) {
-    const UkChoice& c = space.choices[i];
-    if (c.pair || c.flat || c.fallback || c.uk.h != 1 || c.uk.r != sh.R || c.uk.s != sh.S) continue;
-    if (best < 0 || key(c) > key(space.choices[size_t(best)])) best = int(i);
-  }
-  return best;
-}
-
-// The output-stationary nest with a one-row microkernel and C in blocks
-// above the k tiles: each w tile's output (w x K) stays in L1 across the
-// blocks, and one block's input strip across all k tiles, while the block's
-// weights for all K (as large as fits L1, as c_blocked's) stream from L2.
-// On the Zen 3 (stop 40), yolo9000-9's (1x1, C = 256) best kernel had this
-// form, [T(68,h), T(17,w), T(8,k), T(4,c), T(32,c), U(2,c), U(4,w), U(2,k),
-// V(k)], and 100 trials that missed it kept one 3 % slower (stop 41); with
-// the c blocks above the k tiles, as here, it ran at 1.00 of oneDNN and the
-// k4w2 form at 0.71, hence "the most pixels". Only for 1x1 layers, where
-// it was measured; empty there too without such a choice.
-Config row_blocked(const Space& space, double l1) {
-  const int rc = space.shape.R * space.shape.S == 1 ? row_choice(space) : -1;
-  if (rc < 0) return {};
-  const UkChoice& ch = space.choices[size_t(rc)];
-  const ParOption par = split(space, ch);
-  const Shape& sh = space.shape;
-  auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
-  const int64_t steps = space.remaining(ch, Dim::c);
-  const int64_t reuse =
-      largest(steps, [&](int64_t r) { return double(sh.K * r * ch.uk.c * sh.R * sh.S) * kDt <= l1; });
-  return nest(space, ch, par,
-              {tile(Dim::n, share(Dim::n)), tile(Dim::h, share(Dim::h)), tile(Dim::w, share(Dim::w)),
-               tile(Dim::c, steps / reuse)},
-              {tile(Dim::k, share(Dim::k))}, reuse, false);
-}
-
 }  // namespace
 
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
@@ -328,7 +286,6 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   validate_config(c, sh, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);
   const Config blocked = c_blocked(space, ch, p.par, l1, l2);
-  const Config row = row_blocked(space, l1);
   Config stream;
   if (const int sc = streaming_choice(space); sc >= 0) {
     const UkChoice& sch = space.choices[size_t(sc)];
@@ -366,8 +323,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["output_stationary"] = to_string(os);
   if (!stream.specs.empty()) info["streaming"] = to_string(stream);
   if (!blocked.specs.empty()) info["c_blocked"] = to_string(blocked);
-  if (!row.specs.empty()) info["row_blocked"] = to_string(row);
-  return {c, os, stream, blocked, row, info};
+  return {c, os, stream, blocked, info};
 }
 
 namespace {

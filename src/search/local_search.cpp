@@ -87,11 +87,9 @@ void LocalSearch::start() {
   // itself comes with the fence its microkernel was profiled fastest in), and
   // the streaming plan and the c-blocked plan (csa.cpp c_blocked: C in
   // L1-sized blocks above the output tiles, with Pf(w); yolo9000-18 1.00 ->
-  // 1.05 of oneDNN), then the row plan (csa.cpp row_blocked: a one-row
-  // microkernel, C blocks above the k tiles; yolo9000-9's best form). A
-  // cold start measures them right after CSA's; a resumed log, the ones it
-  // lacks (CSA's too: a log written before a plan existed). decide() moves
-  // to the fastest, as to a neighbour.
+  // 1.05 of oneDNN). A cold start measures them right after CSA's; a resumed log, the
+  // ones it lacks (CSA's too: a log written before a plan existed). decide()
+  // moves to the fastest, as to a neighbour.
   std::vector<Config> plans;
   if (!cold) plans.push_back(csa_.config);
   plans.push_back(csa_.output_stationary);
@@ -107,7 +105,6 @@ void LocalSearch::start() {
   }
   plans.push_back(csa_.streaming);
   plans.push_back(csa_.c_blocked);
-  plans.push_back(csa_.row_blocked);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {
     // nullopt too for a fence the microkernel cannot take

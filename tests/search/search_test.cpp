@@ -702,44 +702,6 @@ TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
   EXPECT_TRUE(CoordinateView(sp2).from_config(p2.c_blocked)) << to_string(p2.c_blocked);
 }
 
-// yolo9000-9 (1x1, K = 128, C = 256, 68 x 68) with the shipped table: the row
-// plan takes the widest one-row single (k4c4w4: 16 accumulators), C blocks
-// whose weights for all 128 k fit L1 (128 x 64 x 4 B = 32 KiB: 4 blocks of
-// 16 c steps), the two k tiles under them. None for a 3x3 layer; on 2
-// threads the split stays outermost.
-TEST(Csa, RowPlanBlocksCAboveTheKTilesOnA1x1Layer) {
-  SearchOptions o;
-  o.l1d_bytes = 32 << 10;
-  Space sp = build_space(zoo_layer("yolo9000-9"), shipped_table(), 16);
-  CsaPlan p = csa_plan(sp, o);
-  EXPECT_EQ(to_string(p.row_blocked), "[T(68,h), T(17,w), T(4,c), T(2,k), T(16,c), U(4,c), U(4,w), U(4,k), V(k)]");
-  EXPECT_EQ(p.info["row_blocked"], to_string(p.row_blocked));
-  EXPECT_TRUE(CoordinateView(sp).from_config(p.row_blocked));
-  o.l1d_bytes = 16 << 10;  // half the L1: blocks of half the channels
-  EXPECT_EQ(to_string(csa_plan(sp, o).row_blocked),
-            "[T(68,h), T(17,w), T(8,c), T(2,k), T(8,c), U(4,c), U(4,w), U(4,k), V(k)]");
-  o.l1d_bytes = 32 << 10;
-  EXPECT_TRUE(csa_plan(build_space(zoo_layer("yolo9000-8"), shipped_table(), 16), o).row_blocked.specs.empty());
-  Space sp2 = build_space(zoo_layer("yolo9000-9"), shipped_table(), 16, 2);
-  CsaPlan p2 = csa_plan(sp2, o);
-  ASSERT_FALSE(p2.row_blocked.specs.empty());
-  EXPECT_EQ(p2.row_blocked.specs[0].kind, SpecKind::P) << to_string(p2.row_blocked);
-  EXPECT_TRUE(CoordinateView(sp2).from_config(p2.row_blocked)) << to_string(p2.row_blocked);
-  // A descent measures it among the start plans, before its first move.
-  for (const char* name : {"droplet", "hillclimb"}) {
-    auto s = make_strategy(name, sp, 1, o);
-    bool measured = false;
-    for (int i = 0; i < 20 && s->info()["moves"] == 0; ++i) {
-      std::vector<Config> b = s->propose(1);
-      ASSERT_EQ(b.size(), 1u);
-      measured |= b[0] == p.row_blocked;
-      s->observe(b[0], {true, b[0] == p.row_blocked ? 300.0 : 100.0, {}});
-    }
-    EXPECT_TRUE(measured) << name;
-    EXPECT_EQ(s->info()["moves"], 1) << name;
-  }
-}
-
 // Every start plan is measured before the descent first moves, even one
 // candidate per batch, and it moves to the fastest of them: the c-blocked
 // plan, last of them, here. (A tune's batches of 4 used to decide after CSA's

@@ -67,7 +67,6 @@ struct CsaPlan {
   Config output_stationary;
   Config streaming;
   Config c_blocked;  // C in blocks whose weights fit L1, above the output tiles, with Pf(w); or empty
-  Config row_blocked;  // a one-row microkernel over w tiles, C blocks whose weights fit L1 above the k tiles; or empty
   nlohmann::json info;
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
