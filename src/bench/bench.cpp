@@ -24,7 +24,7 @@
 #include "convtune/online/delivered.h"
 #include "convtune/execution/clock_probe.h"
 #include "convtune/execution/compiler.h"
-#include "convtune/execution/dynlib.h"
+#include "convtune/execution/loaded_kernel.h"
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
@@ -172,22 +172,10 @@ BenchResult run_bench(const BenchOptions& opt) {
   res.date = utc_now();
 
   ProblemData data = ProblemData::make(t.shape, t.check_points, 20221101, t.epilogue);
-  DynLib lib(so);
-  auto pack = reinterpret_cast<void (*)(const float*, float*)>(lib.symbol(fn + "_pack"));
-  // Packing, like oneDNN's weight reorder, happens once, outside the timing.
-  AlignedFloats packed(size_t(k.packed_floats));
-  pack(data.weights.data(), packed.data());
+  // Packing, like oneDNN's weight reorder, happens once, outside the timing (loaded_kernel.h).
+  const LoadedKernel kernel(so, fn, data);
   AlignedFloats out(data.output_size(), std::nanf(""));  // aligned as oneDNN's own output (core/aligned.h)
-  // The kernel's signature has bias and residual with an epilogue (codegen.h).
-  std::function<void()> conv;
-  if (t.epilogue == Epilogue::none) {
-    auto f = reinterpret_cast<void (*)(const float*, const float*, float*)>(lib.symbol(fn));
-    conv = [&, f] { f(data.input.data(), packed.data(), out.data()); };
-  } else {
-    auto f = reinterpret_cast<void (*)(const float*, const float*, const float*, const float*, float*)>(lib.symbol(fn));
-    const float* residual = data.residual.empty() ? nullptr : data.residual.data();
-    conv = [&, f, residual] { f(data.input.data(), packed.data(), data.bias.data(), residual, out.data()); };
-  }
+  const std::function<void()> conv = [&] { kernel.run(out.data()); };
   Pinned pinned(res.cpus);
 
   BenchEntry ct{"convtune", res.best.config};
