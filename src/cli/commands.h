@@ -27,6 +27,8 @@ Runner setup_export(CLI::App* sub);
 Runner setup_merge(CLI::App* sub);
 /// `internal-onednn`, hidden: what tune spawns for its oneDNN comparison (tune_compare.h).
 Runner setup_internal_onednn(CLI::App* sub);
+/// `internal-duel`, hidden: what tune spawns for its finalists' duel (finalist_duel.h).
+Runner setup_internal_duel(CLI::App* sub);
 
 /// Help text of --arch, listing the known ISAs.
 std::string arch_help();

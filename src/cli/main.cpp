@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   }
   CLI::App* internal = app.add_subcommand("internal-onednn", "");
   runners[internal] = setup_internal_onednn(internal);
+  CLI::App* duel = app.add_subcommand("internal-duel", "");
+  runners[duel] = setup_internal_duel(duel);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ValidationError& e) {

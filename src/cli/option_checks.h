@@ -28,6 +28,7 @@ CLI::Validator check_points_check();
 /// tune's finalists: how many, and in how many rounds.
 CLI::Validator top_check();
 CLI::Validator top_rounds_check();
+CLI::Validator duel_rounds_check();
 /// --threads: tune's one count; bench's comma-separated list of counts ("1,2").
 CLI::Validator threads_check();
 CLI::Validator threads_list_check();

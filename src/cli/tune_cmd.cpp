@@ -82,6 +82,11 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--top-rounds", o.top_rounds, "rounds of that re-measure; a finalist's figure is their median")
       ->capture_default_str()
       ->check(top_rounds_check());
+  sub->add_option("--duel-rounds", o.duel_rounds,
+                  "rounds of the finalists' duel that ranks them: short calls interleaved in one process (0: rank "
+                  "by the re-measure)")
+      ->capture_default_str()
+      ->check(duel_rounds_check());
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--resume", o.resume, "continue an existing log without measuring anything twice");

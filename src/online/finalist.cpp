@@ -50,7 +50,9 @@ void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProto
 }
 
 void rank_finalists(std::vector<Finalist>& f) {
-  auto figure = [](const Finalist& x) { return x.gflops > 0 ? x.gflops : x.search_gflops; };
+  auto figure = [](const Finalist& x) {
+    return x.duel_gflops > 0 ? x.duel_gflops : x.gflops > 0 ? x.gflops : x.search_gflops;
+  };
   std::stable_sort(f.begin(), f.end(), [&](const Finalist& a, const Finalist& b) {
     if ((a.status == "ok") != (b.status == "ok")) return a.status == "ok";
     return figure(a) > figure(b);
@@ -92,20 +94,28 @@ nlohmann::json finalists_json(const std::vector<Finalist>& f) {
       j["round_gflops"] = x.round_gflops;
       j["spread_percent"] = x.spread;
     }
+    if (x.duel_gflops > 0) {
+      j["duel_gflops"] = x.duel_gflops;
+      j["duel_iqr_percent"] = x.duel_iqr;
+    }
     a.push_back(j);
   }
   return a;
 }
 
-std::string finalists_table(const std::vector<Finalist>& f, int rounds) {
-  std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes:\n", rounds);
-  o += fmt::format("  {:>14} {:>14} {:>7}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread", "result",
-                   "config");
+std::string finalists_table(const std::vector<Finalist>& f, int rounds, int duel_rounds) {
+  std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes", rounds);
+  o += duel_rounds > 0 ? fmt::format(", ranked by a duel of {} interleaved rounds in one process:\n", duel_rounds)
+                       : ":\n";
+  o += fmt::format("  {:>14} {:>14} {:>7} {:>8} {:>6}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread",
+                   "duel", "IQR", "result", "config");
   for (const Finalist& x : f) {
     const std::string result = x.winner ? "winner" : x.status != "ok" ? x.status : "";
-    o += fmt::format("  {:>14.1f} {:>14} {:>7}  {:<13} {}\n", x.search_gflops,
+    o += fmt::format("  {:>14.1f} {:>14} {:>7} {:>8} {:>6}  {:<13} {}\n", x.search_gflops,
                      x.gflops > 0 ? fmt::format("{:.1f}", x.gflops) : "-",
-                     x.gflops > 0 ? fmt::format("{:.1f}%", x.spread) : "-", result, x.config);
+                     x.gflops > 0 ? fmt::format("{:.1f}%", x.spread) : "-",
+                     x.duel_gflops > 0 ? fmt::format("{:.1f}", x.duel_gflops) : "-",
+                     x.duel_gflops > 0 ? fmt::format("{:.1f}%", x.duel_iqr) : "-", result, x.config);
     if (!x.detail.empty()) o += "      " + x.detail + "\n";
   }
   return o;

@@ -18,6 +18,7 @@
 #include "convtune/offline/class_table.h"
 #include "convtune/online/codegen.h"
 #include "convtune/online/finalist.h"
+#include "convtune/online/finalist_duel.h"
 #include "convtune/online/log_machine.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
@@ -65,6 +66,7 @@ void check_tune_options(const TuneOptions& opt) {
     throw Error(fmt::format("--min-repeat-ms is {}; give a positive number of milliseconds", opt.min_repeat_ms));
   if (opt.top < 0) throw Error(fmt::format("--top is {}; give 0 or more", opt.top));
   if (opt.top_rounds < 1) throw Error(fmt::format("--top-rounds is {}; give at least 1", opt.top_rounds));
+  if (opt.duel_rounds < 0) throw Error(fmt::format("--duel-rounds is {}; give 0 or more", opt.duel_rounds));
   if (opt.threads < 1 || opt.threads > 4096)
     throw Error(fmt::format("--threads is {}; give a number of threads in [1, 4096]", opt.threads));
   if (!(std::isfinite(opt.timeout_s) && opt.timeout_s > 0))
@@ -400,6 +402,15 @@ TuneResult run_tune(const TuneOptions& opt) {
       res.top_rounds = opt.top_rounds;
       remeasure(runner, res.finalists, protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(),
                 opt.shape.real_flops(), res.peak_gflops, stop);
+      if (opt.duel_rounds > 0) {  // samples a fifth of a measurement: 20 ms at the default
+        const DuelSetup ds{isa, opt.shape, opt.epilogue, fmt::format("{} ({})", table.origin, table.created),
+                           cpu, opt.threads, wd.path(), jobs, opt.duel_rounds, opt.min_repeat_ms / 5, opt.timeout_s,
+                           opt.check_points};
+        const std::string note = duel(ds, res.finalists, stop);
+        if (!note.empty()) notes.push_back(note);
+        if (std::any_of(res.finalists.begin(), res.finalists.end(), [](const Finalist& x) { return x.duel_gflops > 0; }))
+          res.duel_rounds = opt.duel_rounds;
+      }
     }
     rank_finalists(res.finalists);
     const int w = interrupted() ? -1
@@ -409,6 +420,7 @@ TuneResult run_tune(const TuneOptions& opt) {
     if (res.interrupted) {  // as for a search interrupted: the search's best, unconfirmed
       res.finalists.clear();
       res.top_rounds = 0;
+      res.duel_rounds = 0;
     } else if (w < 0) {
       res.has_best = false;
       notes.push_back("no finalist passed the check at every output element: no kernel written");
@@ -429,6 +441,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                        {"shape", opt.shape.to_string()},
                        {"top", opt.top},
                        {"rounds", res.top_rounds},
+                       {"duel_rounds", res.duel_rounds},
                        {"winner", w >= 0 ? nlohmann::json(res.finalists[size_t(w)].config) : nlohmann::json()},
                        {"finalists", finalists_json(res.finalists)}};
       res.finalists_path = out_dir + "/finalists.json";
@@ -465,7 +478,7 @@ std::string tune_summary(const TuneResult& r) {
                    r.new_trials ? fmt::format(" ({:.2f} s per candidate)", r.wall_s / double(r.new_trials)) : "");
   const bool dropped = std::any_of(r.finalists.begin(), r.finalists.end(),
                                    [](const Finalist& f) { return f.status != "ok"; });
-  if (r.finalists.size() > 1 || dropped) o += finalists_table(r.finalists, r.top_rounds);
+  if (r.finalists.size() > 1 || dropped) o += finalists_table(r.finalists, r.top_rounds, r.duel_rounds);
   if (r.has_best) {
     o += fmt::format("best: {:.1f} GFLOP/s = {:.1f}% of peak {:.1f} GFLOP/s{} ({:.3f} ms; {:.1f} GFLOP/s on "
                      "multiply-adds not on padding){}\n",
@@ -523,6 +536,7 @@ std::string tune_json(const TuneResult& r) {
   }
   j["finalists"] = finalists_json(r.finalists);
   j["top_rounds"] = r.top_rounds;
+  j["duel_rounds"] = r.duel_rounds;
   if (!r.finalists_path.empty()) j["finalists_file"] = r.finalists_path;
   return j.dump() + "\n";  // one line: --json prints JSON Lines
 }

@@ -1,6 +1,7 @@
 // The finalists step at the end of a tune (finalist.h): the K best distinct
-// configurations re-measured interleaved, the winner checked at every output
-// element before it is written, all of it reported; the log is untouched.
+// configurations re-measured interleaved, ranked by their duel in one child
+// process (finalist_duel.h), the winner checked at every output element
+// before it is written, all of it reported; the log is untouched.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -104,6 +105,27 @@ TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range c
   r = run_cli("tune" + kFast + " --top-rounds 0");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "convtune: error: --top-rounds: 0 is out of range; give a number of rounds in [1, 1000]\n");
+  r = run_cli("tune" + kFast + " --duel-rounds -1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "convtune: error: --duel-rounds: -1 is out of range; give a number of rounds (0: no duel) in [0, 1000]\n");
+}
+
+TEST(Finalists, RankPrefersTheDuelsFigure) {
+  std::vector<Finalist> f(3);
+  f[0].config = "re-measured-fastest";
+  f[0].gflops = 90;
+  f[0].duel_gflops = 50;
+  f[1].config = "duel-fastest";
+  f[1].gflops = 60;
+  f[1].duel_gflops = 70;
+  f[2].config = "middle";
+  f[2].gflops = 80;
+  f[2].duel_gflops = 60;
+  rank_finalists(f);
+  std::vector<std::string> got;
+  for (const auto& x : f) got.push_back(x.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"duel-fastest", "middle", "re-measured-fastest"}));
 }
 
 TEST(Finalists, TheBestAreReMeasuredAndTheWinnerIsWritten) {
@@ -123,12 +145,16 @@ TEST(Finalists, TheBestAreReMeasuredAndTheWinnerIsWritten) {
   const auto& fin = j["finalists"];
   ASSERT_EQ(fin.size(), 3u) << j;
   EXPECT_EQ(j["top_rounds"], 2);
+  EXPECT_EQ(j["duel_rounds"], 20);  // the default
   for (size_t i = 0; i < fin.size(); ++i) {
     got.insert(fin[i]["config"].get<std::string>());
     EXPECT_EQ(fin[i]["status"], "ok") << fin[i];
     EXPECT_EQ(fin[i]["round_gflops"].size(), 2u) << fin[i];
     EXPECT_GE(fin[i]["spread_percent"].get<double>(), 0);
-    if (i > 0) EXPECT_GE(fin[i - 1]["gflops"].get<double>(), fin[i]["gflops"].get<double>());
+    EXPECT_GT(fin[i]["duel_gflops"].get<double>(), 0) << fin[i];
+    EXPECT_GE(fin[i]["duel_iqr_percent"].get<double>(), 0) << fin[i];
+    // Ranked by the duel, not by the re-measure.
+    if (i > 0) EXPECT_GE(fin[i - 1]["duel_gflops"].get<double>(), fin[i]["duel_gflops"].get<double>());
     EXPECT_EQ(fin[i]["winner"], i == 0);
     EXPECT_EQ(fin[i]["full_check"], i == 0 ? "passed" : "not run");
   }
@@ -143,7 +169,61 @@ TEST(Finalists, TheBestAreReMeasuredAndTheWinnerIsWritten) {
   EXPECT_EQ(j["finalists_file"], td.file("finalists.json"));
   EXPECT_EQ(file["winner"], winner);
   EXPECT_EQ(file["rounds"], 2);
+  EXPECT_EQ(file["duel_rounds"], 20);
   EXPECT_EQ(file["finalists"], fin);
+}
+
+TEST(Finalists, DuelRoundsZeroRanksByTheReMeasure) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 6 --top 3 --top-rounds 2 --duel-rounds 0 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["duel_rounds"], 0);
+  const auto& fin = j["finalists"];
+  ASSERT_EQ(fin.size(), 3u) << j;
+  for (size_t i = 0; i < fin.size(); ++i) {
+    EXPECT_FALSE(fin[i].contains("duel_gflops")) << fin[i];
+    if (i > 0) EXPECT_GE(fin[i - 1]["gflops"].get<double>(), fin[i]["gflops"].get<double>());
+  }
+}
+
+// The duel builds its own shared objects (duelNN, NN the finalist's place
+// before ranking): one that computes wrong values is dropped, one that
+// crashes the duel's child is dropped and the rest duel again.
+TEST(Finalists, TheDuelDropsAWrongAndACrashingFinalist) {
+  test::TempDir td;
+  auto r = tune_with_faults(td, "duel00:crash,duel01:wrong",
+                            " --trials 6 --top 4 --top-rounds 1 --duel-rounds 3 --json --out " + td.file("o"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& fin = j["finalists"];
+  ASSERT_EQ(fin.size(), 4u) << j;
+  EXPECT_EQ(j["duel_rounds"], 3);
+  std::vector<std::string> statuses;
+  for (size_t i = 0; i < fin.size(); ++i) {
+    statuses.push_back(fin[i]["status"]);
+    if (fin[i]["status"] == "ok") {
+      EXPECT_GT(fin[i]["duel_gflops"].get<double>(), 0) << fin[i];
+    } else {
+      EXPECT_FALSE(fin[i].contains("duel_gflops")) << fin[i];
+      EXPECT_FALSE(fin[i]["winner"].get<bool>()) << fin[i];
+    }
+    if (fin[i]["status"] == "crash")
+      EXPECT_EQ(fin[i]["detail"], "duel: the child killed by signal 4 (Illegal instruction) while it ran this kernel")
+          << fin[i];
+    if (fin[i]["status"] == "wrong_result")
+      EXPECT_EQ(fin[i]["detail"].get<std::string>().rfind(
+                    "duel: duel01 disagrees with the reference at output (n=0,h=0,w=0,k=0): ", 0),
+                0u)
+          << fin[i];
+  }
+  // The survivors first, then the dropped (rank_finalists).
+  EXPECT_EQ(statuses[0], "ok");
+  EXPECT_EQ(statuses[1], "ok");
+  std::sort(statuses.begin() + 2, statuses.end());
+  EXPECT_EQ(statuses[2], "crash");
+  EXPECT_EQ(statuses[3], "wrong_result");
+  EXPECT_TRUE(fin[0]["winner"].get<bool>());
 }
 
 TEST(Finalists, TopOneMeasuresNothingAgain) {
@@ -207,7 +287,9 @@ TEST(Finalists, WhenEveryFinalistIsWrongNothingIsWritten) {
   auto r = tune_with_faults(td, "cand00000:wrong_one,cand00001:wrong_one",
                             " --trials 2 --top 2 --check-points 1 --out " + td.file("o"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("finalists, re-measured in 3 interleaved rounds of fresh processes:\n"), std::string::npos)
+  EXPECT_NE(r.out.find("finalists, re-measured in 3 interleaved rounds of fresh processes, ranked by a duel of 20 "
+                       "interleaved rounds in one process:\n"),
+            std::string::npos)
       << r.out;
   size_t failed = 0;
   for (size_t at = 0; (at = r.out.find("full check: output element 1 differs", at)) != std::string::npos; ++at)

@@ -28,6 +28,8 @@ struct Finalist {
   double seconds = 0;               // median of the rounds' medians, per call
   double gflops = 0;                // the same as GFLOP/s (0: not re-measured)
   double spread = 0;                // (max - min) / median of round_gflops, in %
+  double duel_gflops = 0;           // the duel's figure (finalist_duel.h; 0: not in a duel)
+  double duel_iqr = 0;              // its samples' interquartile range over their median, in %
   std::string full_check = "not run";  // passed | failed | not run
   bool winner = false;
 };
@@ -51,11 +53,12 @@ void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProto
 int full_check(Runner& runner, const ProblemData& full, std::vector<Finalist>& f, double timeout_s,
                const std::function<bool()>& stop);
 
-/// Survivors first, by re-measured (else search) GFLOP/s, then the dropped.
+/// Survivors first, by the duel's GFLOP/s (else re-measured, else search),
+/// then the dropped.
 void rank_finalists(std::vector<Finalist>& f);
 
 /// The finalists as JSON (--json and finalists.json) and as a text table.
 nlohmann::json finalists_json(const std::vector<Finalist>& f);
-std::string finalists_table(const std::vector<Finalist>& f, int rounds);
+std::string finalists_table(const std::vector<Finalist>& f, int rounds, int duel_rounds = 0);
 
 }  // namespace convtune

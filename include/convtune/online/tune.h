@@ -40,6 +40,7 @@ struct TuneOptions {
   size_t check_points = 4000;  // verified output elements; 0 = all
   int top = 5;              // finalists re-measured at the end (finalist.h); 0 or 1: none
   int top_rounds = 3;       // interleaved rounds of the re-measure
+  int duel_rounds = 20;     // rounds of the finalists' duel (finalist_duel.h); 0: none
   std::string out_dir;      // best kernel; default default_out_dir(layer, threads, epilogue)
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
@@ -71,6 +72,7 @@ struct TuneResult {
   double best_search_gflops = 0;  // the winner's figure in the search
   std::vector<Finalist> finalists;  // ranked; empty when interrupted or nothing ran
   int top_rounds = 0;       // rounds re-measured (0: no re-measure)
+  int duel_rounds = 0;      // rounds of the duel that ranked them (0: none)
   std::string finalists_path;  // <out>/finalists.json
   std::string kernel_c, kernel_h, log_path, table_origin;
 };

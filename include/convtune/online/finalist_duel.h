@@ -1,0 +1,59 @@
+#pragma once
+// The finalists' duel: the last word on which finalist is fastest.
+// The search's figures and the re-measure (finalist.h) each time one kernel
+// per process, at another moment, scaled by a clock probe. On the Zen 5 of
+// stop 43 the probe read 190-230 GFLOP/s from sample to sample, the log's
+// best sat 1-17 points of peak above what bench then measured, and the
+// re-measure crowned yolo9000-19's Pf(w) kernel, which an A/B of short
+// interleaved calls (and four benches) put 3-5 % behind the plain form
+// (bench/results/zen5-76eeb14-100-p3/README.md). So the finalists, built as
+// shared objects, run in one child process (`convtune internal-duel`, spawned
+// as tune spawns oneDNN: the tuner never forks or loads generated code), their
+// samples short and interleaved in measure.h round_order, as bench interleaves
+// convtune with oneDNN: neighbours share the clock, so no probe is needed.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "convtune/core/epilogue.h"
+#include "convtune/core/isa.h"
+#include "convtune/core/shape.h"
+#include "convtune/online/finalist.h"
+
+namespace convtune {
+
+struct DuelSetup {
+  Isa isa;
+  Shape shape;
+  Epilogue epilogue = Epilogue::none;
+  std::string origin;      // the kernels' provenance line (codegen.h)
+  int cpu = 0;             // the child pins itself to measuring_cpus(cpu, threads) (machine.h)
+  int threads = 1;
+  std::string dir;         // the work directory: duelNN.c and duelNN.so
+  int jobs = 1;            // parallel compilations
+  int rounds = 20;         // samples per finalist, one per round
+  double min_ms = 20;      // one sample lasts at least this long
+  double timeout_s = 30;   // without a new line from the child, it counts as hung
+  size_t check_points = 4000;  // output elements checked before timing (0: all)
+};
+
+/// Builds every `ok` finalist and times them in one child; sets each one's
+/// duel_gflops (median of its samples) and duel_iqr (interquartile range over
+/// the median, in %). A finalist that fails to build, computes wrong values,
+/// crashes or hangs the child is dropped with that status and a "duel: "
+/// detail, and the duel goes on without it. Returns a note for the tune's
+/// summary ("" when every survivor was timed); figures stay 0 when the duel
+/// could not be run at all. Does nothing with fewer than two `ok` finalists.
+std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::function<bool()>& stop);
+
+/// The child's side: pins itself to measuring_cpus(cpu, threads), loads each shared object (its
+/// function named as the file, loaded_kernel.h), checks it at `check_points`
+/// output elements, then times the correct ones. Prints JSON lines:
+/// {"running":i} before each check and sample (so a crash names its kernel),
+/// {"index":i,"status":"wrong_result","detail":".."} for a wrong one, and
+/// last {"status":"ok","samples":[[s, ..] per kernel, empty when wrong]}
+/// or {"status":"error","detail":".."}. Returns the exit code.
+int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, double min_ms, int rounds,
+               size_t check_points, const std::vector<std::string>& sos);
+
+}  // namespace convtune

@@ -1,0 +1,184 @@
+// The finalists' duel (finalist_duel.h).
+#include "convtune/online/finalist_duel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "convtune/bench/bench.h"
+#include "convtune/core/machine.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/loaded_kernel.h"
+#include "convtune/execution/measure.h"
+#include "convtune/execution/subprocess.h"
+#include "convtune/execution/workdir.h"
+#include "convtune/online/codegen.h"
+#include "convtune/online/config.h"
+
+namespace convtune {
+
+namespace {
+
+void print_line(const nlohmann::json& j) {
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);  // the parent attributes a crash to the last line it saw
+}
+
+std::string file_stem(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.substr(0, name.rfind('.'));
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * double(v.size() - 1);
+  const size_t lo = size_t(at);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
+}
+
+// What one child run told: figures, wrong kernels, or who was running when it died.
+struct ChildReport {
+  bool finished = false;
+  std::string error;                          // {"status":"error"}: nothing to blame a kernel for
+  std::vector<std::vector<double>> samples;   // per kernel given
+  std::vector<std::pair<size_t, std::string>> wrong;
+  int running = -1;                           // the last {"running":i}
+};
+
+ChildReport read_child(const ProcResult& pr) {
+  ChildReport c;
+  for (const std::string& line : pr.lines) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.contains("running")) {
+      c.running = j["running"].get<int>();
+    } else if (j.contains("index")) {
+      c.wrong.emplace_back(j["index"].get<size_t>(), j.value("detail", ""));
+    } else if (j.value("status", "") == "ok") {
+      c.samples = j["samples"].get<std::vector<std::vector<double>>>();
+      c.finished = true;
+    } else if (j.value("status", "") == "error") {
+      c.error = j.value("detail", line);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, double min_ms, int rounds,
+               size_t check_points, const std::vector<std::string>& sos) {
+  try {
+    pin_to_cpus(measuring_cpus(cpu, threads));  // before a kernel's OpenMP threads start: they inherit the set
+    const ProblemData data = ProblemData::make(shape, check_points, 20221101, epilogue);
+    std::vector<std::unique_ptr<LoadedKernel>> kernels;
+    for (const std::string& so : sos) kernels.push_back(std::make_unique<LoadedKernel>(so, file_stem(so), data));
+    AlignedFloats out(data.output_size());
+    std::vector<size_t> correct;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      print_line({{"running", i}});
+      std::fill(out.begin(), out.end(), std::nanf(""));
+      kernels[i]->run(out.data());
+      double max_error = 0;
+      const std::string err = check_output(data, out.data(), file_stem(sos[i]), "it is dropped", &max_error);
+      if (err.empty())
+        correct.push_back(i);
+      else
+        print_line({{"index", i}, {"status", "wrong_result"}, {"detail", err}});
+    }
+    std::vector<std::vector<double>> samples(kernels.size());
+    const TimingProtocol one{min_ms, 1, 1};
+    for (int round = 0; round < rounds; ++round)
+      for (size_t j : round_order(correct.size(), size_t(round))) {
+        const size_t i = correct[j];
+        print_line({{"running", i}});
+        samples[i].push_back(time_calls([&] { kernels[i]->run(out.data()); }, one).median_s);
+      }
+    print_line({{"status", "ok"}, {"samples", samples}});
+  } catch (const std::exception& e) {
+    print_line({{"status", "error"}, {"detail", e.what()}});
+  }
+  return 0;
+}
+
+std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::function<bool()>& stop) {
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < f.size(); ++i)
+    if (f[i].status == "ok") ok.push_back(i);
+  if (ok.size() < 2) return "";
+
+  // Shared objects whose function is named as the file (duel_child).
+  std::vector<CompileJob> jobs;
+  for (size_t i : ok) {
+    const std::string name = fmt::format("duel{:02}", i);
+    const GeneratedKernel k = generate_conv(s.isa, {s.shape, parse_config(f[i].config), name, s.origin, s.epilogue});
+    write_work_file(s.dir + "/" + name + ".c", k.c_source);
+    jobs.push_back({s.dir + "/" + name + ".c", s.dir + "/" + name + ".so", k.cflags});  // -fopenmp for a P loop
+  }
+  const std::vector<CompileResult> built = compile_all(Compiler::from_env(s.isa.cflags), jobs, s.jobs);
+  std::vector<size_t> in;  // finalists in the duel
+  std::vector<std::string> sos;
+  for (size_t j = 0; j < ok.size(); ++j) {
+    if (built[j].ok) {
+      in.push_back(ok[j]);
+      sos.push_back(jobs[j].output);
+    } else {
+      f[ok[j]].status = "compile_error";
+      f[ok[j]].detail = "duel: " + built[j].log.substr(0, 600);
+    }
+  }
+
+  // A kernel that kills the child is dropped and the rest duel again.
+  while (in.size() >= 2) {
+    if (stop()) return "";
+    std::vector<std::string> argv{"/proc/self/exe", "internal-duel", "--shape", s.shape.to_string(),
+                                  "--epilogue", to_string(s.epilogue), "--cpu", std::to_string(s.cpu),
+                                  "--threads", std::to_string(s.threads),
+                                  "--min-repeat-ms", fmt::format("{}", s.min_ms), "--rounds",
+                                  std::to_string(s.rounds), "--check-points", std::to_string(s.check_points)};
+    argv.insert(argv.end(), sos.begin(), sos.end());
+    const ProcResult pr = run_lines(argv, s.timeout_s);
+    const ChildReport c = read_child(pr);
+    std::vector<bool> drop(in.size(), false);
+    for (const auto& [i, detail] : c.wrong) {
+      f[in[i]].status = "wrong_result";
+      f[in[i]].detail = "duel: " + detail;
+      drop[i] = true;
+    }
+    if (c.finished) {
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (c.samples[i].empty()) continue;
+        const double m = median(c.samples[i]);
+        f[in[i]].duel_gflops = s.shape.flops() / m * 1e-9;
+        f[in[i]].duel_iqr = 100 * (quantile(c.samples[i], 0.75) - quantile(c.samples[i], 0.25)) / m;
+      }
+      return "";
+    }
+    if (!c.error.empty() || c.running < 0 || size_t(c.running) >= in.size())
+      return "the finalists' duel did not run (" +
+             (c.error.empty() ? "its child " + failure_text(pr, s.timeout_s) : c.error) +
+             "): the re-measure ranks them";
+    Finalist& x = f[in[size_t(c.running)]];
+    x.status = pr.timed_out ? "timeout" : "crash";
+    x.detail = "duel: the child " + failure_text(pr, s.timeout_s) + " while it ran this kernel";
+    drop[size_t(c.running)] = true;
+    std::vector<size_t> kept;
+    std::vector<std::string> kept_sos;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!drop[i]) {
+        kept.push_back(in[i]);
+        kept_sos.push_back(sos[i]);
+      }
+    in = kept;
+    sos = kept_sos;
+  }
+  return "";
+}
+
+}  // namespace convtune
