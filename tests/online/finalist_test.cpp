@@ -77,23 +77,32 @@ TEST(Finalists, TopRecordsCompareSharesOfTheirOwnPeak) {
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c"}));
 }
 
-TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
-  std::vector<Finalist> f(4);
-  f[0].config = "slow-now";
-  f[0].search_gflops = 90;
-  f[0].gflops = 40;
-  f[1].config = "dropped";
-  f[1].search_gflops = 95;
-  f[1].status = "crash";
-  f[2].config = "fast-now";
-  f[2].search_gflops = 80;
-  f[2].gflops = 60;
-  f[3].config = "unmeasured";
-  f[3].search_gflops = 50;
+Finalist finalist(const std::string& config, double search, double remeasured, double duel = 0,
+                  const std::string& status = "ok") {
+  Finalist f;
+  f.config = config;
+  f.search_gflops = search;
+  f.gflops = remeasured;
+  f.duel_gflops = duel;
+  f.status = status;
+  return f;
+}
+
+std::vector<std::string> ranked(std::vector<Finalist> f) {
   rank_finalists(f);
   std::vector<std::string> got;
   for (const auto& x : f) got.push_back(x.config);
-  EXPECT_EQ(got, (std::vector<std::string>{"fast-now", "unmeasured", "slow-now", "dropped"}));
+  return got;
+}
+
+TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
+  EXPECT_EQ(ranked({finalist("slow-now", 90, 40), finalist("dropped", 95, 0, 0, "crash"),
+                    finalist("fast-now", 80, 60), finalist("unmeasured", 50, 0)}),
+            (std::vector<std::string>{"fast-now", "unmeasured", "slow-now", "dropped"}));
+  // The duel's figure outranks the re-measure's.
+  EXPECT_EQ(ranked({finalist("re-measured-fastest", 0, 90, 50), finalist("duel-fastest", 0, 60, 70),
+                    finalist("middle", 0, 80, 60)}),
+            (std::vector<std::string>{"duel-fastest", "middle", "re-measured-fastest"}));
 }
 
 TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range check
@@ -109,23 +118,6 @@ TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range c
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
             "convtune: error: --duel-rounds: -1 is out of range; give a number of rounds (0: no duel) in [0, 1000]\n");
-}
-
-TEST(Finalists, RankPrefersTheDuelsFigure) {
-  std::vector<Finalist> f(3);
-  f[0].config = "re-measured-fastest";
-  f[0].gflops = 90;
-  f[0].duel_gflops = 50;
-  f[1].config = "duel-fastest";
-  f[1].gflops = 60;
-  f[1].duel_gflops = 70;
-  f[2].config = "middle";
-  f[2].gflops = 80;
-  f[2].duel_gflops = 60;
-  rank_finalists(f);
-  std::vector<std::string> got;
-  for (const auto& x : f) got.push_back(x.config);
-  EXPECT_EQ(got, (std::vector<std::string>{"duel-fastest", "middle", "re-measured-fastest"}));
 }
 
 TEST(Finalists, TheBestAreReMeasuredAndTheWinnerIsWritten) {
