@@ -51,22 +51,29 @@ struct ChildReport {
   int running = -1;                           // the last {"running":i}
 };
 
-ChildReport read_child(const ProcResult& pr) {
+// A line it cannot read counts as no line: the child is ours, but a kernel
+// may scribble on its stdout before it dies.
+ChildReport read_child(const ProcResult& pr, size_t kernels) {
   ChildReport c;
   for (const std::string& line : pr.lines) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object()) continue;
-    if (j.contains("running")) {
-      c.running = j["running"].get<int>();
-    } else if (j.contains("index")) {
-      c.wrong.emplace_back(j["index"].get<size_t>(), j.value("detail", ""));
-    } else if (j.value("status", "") == "ok") {
-      c.samples = j["samples"].get<std::vector<std::vector<double>>>();
-      c.finished = true;
-    } else if (j.value("status", "") == "error") {
-      c.error = j.value("detail", line);
+    try {
+      if (j.contains("running")) {
+        c.running = j["running"].get<int>();
+      } else if (j.contains("index")) {
+        c.wrong.emplace_back(j["index"].get<size_t>(), j.value("detail", ""));
+      } else if (j.value("status", "") == "ok") {
+        c.samples = j["samples"].get<std::vector<std::vector<double>>>();
+        c.finished = c.samples.size() == kernels;
+      } else if (j.value("status", "") == "error") {
+        c.error = j.value("detail", line);
+      }
+    } catch (const nlohmann::json::exception&) {
     }
   }
+  c.wrong.erase(std::remove_if(c.wrong.begin(), c.wrong.end(), [&](const auto& w) { return w.first >= kernels; }),
+                c.wrong.end());
   return c;
 }
 
@@ -144,7 +151,7 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
                                   std::to_string(s.rounds), "--check-points", std::to_string(s.check_points)};
     argv.insert(argv.end(), sos.begin(), sos.end());
     const ProcResult pr = run_lines(argv, s.timeout_s);
-    const ChildReport c = read_child(pr);
+    const ChildReport c = read_child(pr, in.size());
     std::vector<bool> drop(in.size(), false);
     for (const auto& [i, detail] : c.wrong) {
       f[in[i]].status = "wrong_result";
@@ -162,11 +169,11 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
     }
     if (!c.error.empty() || c.running < 0 || size_t(c.running) >= in.size())
       return "the finalists' duel did not run (" +
-             (c.error.empty() ? "its child " + failure_text(pr, s.timeout_s) : c.error) +
+             (c.error.empty() ? "its child: " + failure_text(pr, s.timeout_s) : c.error) +
              "): the re-measure ranks them";
     Finalist& x = f[in[size_t(c.running)]];
     x.status = pr.timed_out ? "timeout" : "crash";
-    x.detail = "duel: the child " + failure_text(pr, s.timeout_s) + " while it ran this kernel";
+    x.detail = "duel: " + failure_text(pr, s.timeout_s) + " in the duel's child, while it ran this kernel";
     drop[size_t(c.running)] = true;
     std::vector<size_t> kept;
     std::vector<std::string> kept_sos;

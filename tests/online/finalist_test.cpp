@@ -201,7 +201,8 @@ TEST(Finalists, TheDuelDropsAWrongAndACrashingFinalist) {
       EXPECT_FALSE(fin[i]["winner"].get<bool>()) << fin[i];
     }
     if (fin[i]["status"] == "crash")
-      EXPECT_EQ(fin[i]["detail"], "duel: the child killed by signal 4 (Illegal instruction) while it ran this kernel")
+      EXPECT_EQ(fin[i]["detail"],
+                "duel: killed by signal 4 (Illegal instruction) in the duel's child, while it ran this kernel")
           << fin[i];
     if (fin[i]["status"] == "wrong_result")
       EXPECT_EQ(fin[i]["detail"].get<std::string>().rfind(
@@ -216,6 +217,22 @@ TEST(Finalists, TheDuelDropsAWrongAndACrashingFinalist) {
   EXPECT_EQ(statuses[2], "crash");
   EXPECT_EQ(statuses[3], "wrong_result");
   EXPECT_TRUE(fin[0]["winner"].get<bool>());
+}
+
+// A finalist that hangs the duel's child is stopped by --timeout (no new
+// line from the child for that long) and dropped; the rest duel again.
+TEST(Finalists, TheDuelDropsAHangingFinalist) {
+  test::TempDir td;
+  auto r = tune_with_faults(td, "duel00:hang",
+                            " --trials 6 --top 3 --top-rounds 1 --duel-rounds 3 --timeout 2 --json --out " +
+                                td.file("o"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto fin = nlohmann::json::parse(r.out)["finalists"];
+  ASSERT_EQ(fin.size(), 3u) << fin;
+  EXPECT_GT(fin[0]["duel_gflops"].get<double>(), 0) << fin;
+  EXPECT_GT(fin[1]["duel_gflops"].get<double>(), 0) << fin;
+  EXPECT_EQ(fin[2]["status"], "timeout") << fin;
+  EXPECT_EQ(fin[2]["detail"], "duel: no result within 2 s in the duel's child, while it ran this kernel") << fin;
 }
 
 TEST(Finalists, TopOneMeasuresNothingAgain) {
