@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -28,11 +29,7 @@ void print_line(const nlohmann::json& j) {
   std::fflush(stdout);  // the parent attributes a crash to the last line it saw
 }
 
-std::string file_stem(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  return name.substr(0, name.rfind('.'));
-}
+std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
