@@ -95,6 +95,27 @@ std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<Com
   return results;
 }
 
+std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
+                                                  const std::string& dir,
+                                                  const std::vector<std::string>& job_flags) {
+  const std::string h = dir + "/ct_intrin.h";
+  write_work_file(h, "#include <" + header + ">\n");
+  Compiler pch = cc;
+  pch.output_flags = {"-fPIC", "-x", "c-header"};  // -x before the source: no link_flags follow
+  pch.link_flags.clear();
+  if (!compile_one(pch, {h, h + ".gch", job_flags}).ok) return {};
+  std::vector<std::string> use{"-fPIC", "-include", h};
+  // A compiler that wrote a header it cannot read back (a wrapper, another
+  // compiler's format) would fail every compile: try one first.
+  write_work_file(dir + "/ct_intrin_check.c", "int ct_intrin_check;\n");
+  Compiler check = cc;
+  check.flags.insert(check.flags.end(), use.begin(), use.end());
+  check.output_flags = {"-c"};
+  check.link_flags.clear();
+  if (!compile_one(check, {dir + "/ct_intrin_check.c", dir + "/ct_intrin_check.o", job_flags}).ok) return {};
+  return use;
+}
+
 int default_jobs() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 1 ? int(n - 1) : 1;

@@ -293,7 +293,19 @@ std::vector<std::string> Runner::command(const std::string& exe, bool one_cpu) c
 std::vector<CompileResult> Runner::build(const std::vector<CompileJob>& jobs, int parallel,
                                          const std::string& conv_symbol,
                                          const std::function<void(size_t)>& on_done, Epilogue epilogue) const {
+  // GCC's precompiled intrinsics header, made once this runner has a second
+  // file to build (a one-shot run builds one; compiler.h), with that job's
+  // flags: -fopenmp, which defines _REENTRANT, when the kernels have a P
+  // loop, as a tune's all have with threads. Kept out of cc_.flags, which the
+  // logs record, and out of the driver's, whose _GNU_SOURCE must come before
+  // any system header.
+  files_built_ += jobs.size();
+  if (!pch_tried_ && !emulated_ && files_built_ >= 2 && !jobs.empty()) {
+    pch_tried_ = true;
+    pch_flags_ = precompiled_header_flags(cc_, isa_.header, dir_, jobs[0].flags);
+  }
   Compiler c = cc_;
+  c.flags.insert(c.flags.end(), pch_flags_.begin(), pch_flags_.end());
   // The driver calls ct_conv_entry, or ct_conv_entry_epilogue with bias and
   // residual (microkernels/driver.c); renaming the candidate's function lets
   // one compiled driver serve every symbol.

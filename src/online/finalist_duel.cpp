@@ -125,7 +125,9 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
     write_work_file(s.dir + "/" + name + ".c", k.c_source);
     jobs.push_back({s.dir + "/" + name + ".c", s.dir + "/" + name + ".so", k.cflags});  // -fopenmp for a P loop
   }
-  const std::vector<CompileResult> built = compile_all(Compiler::from_env(s.isa.cflags), jobs, s.jobs);
+  Compiler cc = Compiler::from_env(s.isa.cflags);
+  cc.flags.insert(cc.flags.end(), s.pch_flags.begin(), s.pch_flags.end());
+  const std::vector<CompileResult> built = compile_all(cc, jobs, s.jobs);
   std::vector<size_t> in;  // finalists in the duel
   std::vector<std::string> sos;
   for (size_t j = 0; j < ok.size(); ++j) {

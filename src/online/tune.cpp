@@ -404,7 +404,7 @@ TuneResult run_tune(const TuneOptions& opt) {
                 opt.shape.real_flops(), res.peak_gflops, stop);
       if (opt.duel_rounds > 0) {  // samples a fifth of a measurement: 20 ms at the default
         const DuelSetup ds{isa, opt.shape, opt.epilogue, fmt::format("{} ({})", table.origin, table.created),
-                           cpu, opt.threads, wd.path(), jobs, opt.duel_rounds, opt.min_repeat_ms / 5, opt.timeout_s,
+                           cpu, opt.threads, wd.path(), jobs, runner.pch_flags(), opt.duel_rounds, opt.min_repeat_ms / 5, opt.timeout_s,
                            opt.check_points};
         const std::string note = duel(ds, res.finalists, stop);
         if (!note.empty()) notes.push_back(note);

@@ -1,8 +1,10 @@
 // The compiler's failures say what went wrong: a compiler that writes
-// nothing (CC=true), one killed by a signal, one that cannot be run.
+// nothing (CC=true), one killed by a signal, one that cannot be run; and the
+// precompiled intrinsics header.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "convtune/core/isa.h"
 #include "convtune/execution/compiler.h"
@@ -67,6 +69,43 @@ TEST(Compiler, RunnerRefusesACompilerWithoutOutput) {
     unsetenv("CC");
   EXPECT_EQ(msg, "the C compiler 'true' produced no output file " + td.file("driver.o") +
                      "; set CC to a working C compiler");
+}
+
+// The precompiled intrinsics header: made for the flags it is given, and a
+// kernel compiled with it is the same code. A compiler that makes no header,
+// or cannot compile with the one it made, gets no flags: compiles stay as
+// they were.
+TEST(PrecompiledHeader, MadeForTheFlagsAndUsed) {
+  test::TempDir td;
+  const Isa isa = load_isa("avx2");
+  const Compiler cc = Compiler::from_env(isa.cflags);
+  const std::vector<std::string> use = precompiled_header_flags(cc, isa.header, td.path(), {"-fopenmp"});
+  ASSERT_EQ(use, (std::vector<std::string>{"-fPIC", "-include", td.file("ct_intrin.h")}));
+  EXPECT_EQ(test::read_file(td.file("ct_intrin.h")), "#include <immintrin.h>\n");
+  EXPECT_TRUE(std::ifstream(td.file("ct_intrin.h.gch")).good());
+  // GCC says which header it read (-H): the precompiled one, marked '!'.
+  test::write_file(td.file("k.c"), "#include <immintrin.h>\n__m256 f(__m256 a) { return _mm256_add_ps(a, a); }\n");
+  Compiler with = cc;
+  with.flags.insert(with.flags.end(), use.begin(), use.end());
+  with.output_flags = {"-c", "-H"};
+  const CompileResult r = compile_one(with, {td.file("k.c"), td.file("k.o"), {"-fopenmp"}});
+  ASSERT_TRUE(r.ok) << r.log;
+  if (cc.info().version.find("clang") == std::string::npos)
+    EXPECT_EQ(r.log.rfind("! " + td.file("ct_intrin.h.gch"), 0), 0u) << r.log;
+}
+
+TEST(PrecompiledHeader, NoneWhenTheCompilerCannotMakeOrUseIt) {
+  test::TempDir td;
+  Compiler none;
+  none.command = {"true"};  // "succeeds" without writing a file
+  EXPECT_TRUE(precompiled_header_flags(none, "immintrin.h", td.path()).empty());
+  // Makes the header but fails every compile that includes it.
+  test::write_file(td.file("cc.sh"), "#!/bin/sh\ncase \"$*\" in *-include*) exit 1 ;; esac\nexec cc \"$@\"\n");
+  ASSERT_EQ(std::system(("chmod +x " + td.file("cc.sh")).c_str()), 0);
+  Compiler refuses = Compiler::from_env(load_isa("avx2").cflags);
+  refuses.command = {td.file("cc.sh")};
+  EXPECT_TRUE(precompiled_header_flags(refuses, "immintrin.h", td.path()).empty());
+  EXPECT_TRUE(std::ifstream(td.file("ct_intrin.h.gch")).good()) << "it made one";
 }
 
 }  // namespace

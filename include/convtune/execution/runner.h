@@ -110,6 +110,11 @@ class Runner {
   bool emulated() const { return emulated_; }
   const std::string& emulator() const { return isa_.emulation.qemu; }
   CompilerInfo compiler_info() const { return cc_.info(); }
+  /// The flags that use this run's precompiled intrinsics header, none when
+  /// there is none (yet: build() makes it; compiler.h
+  /// precompiled_header_flags): for other compiles of the same ISA in the
+  /// same work directory.
+  const std::vector<std::string>& pch_flags() const { return pch_flags_; }
 
   /// Links each job's C file with the driver into the job's executable;
   /// conv_symbol names a convolution's function ("" for units and the peak),
@@ -157,6 +162,9 @@ class Runner {
   std::vector<int> cpus_;
   std::string dir_;
   Compiler cc_;  // link_flags add the driver
+  mutable std::vector<std::string> pch_flags_;
+  mutable bool pch_tried_ = false;
+  mutable size_t files_built_ = 0;
   std::string peak_exe_, data_file_;
   double reference_gflops_ = 0;
 };

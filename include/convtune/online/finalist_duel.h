@@ -31,6 +31,7 @@ struct DuelSetup {
   int threads = 1;
   std::string dir;         // the work directory: duelNN.c and duelNN.so
   int jobs = 1;            // parallel compilations
+  std::vector<std::string> pch_flags;  // the tune's Runner::pch_flags()
   int rounds = 20;         // samples per finalist, one per round
   double min_ms = 20;      // one sample lasts at least this long
   double timeout_s = 30;   // without a new line from the child, it counts as hung
