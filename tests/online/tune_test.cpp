@@ -23,6 +23,9 @@ using test::run_cli;
 const std::string kTable = test::host_table();  // this host's ISA, AVX-512 or not
 const std::string kFast = " --shape K=32,C=16,H=8,R=3 --min-repeat-ms 1 --repeat 1 --check-points 0 -q --table " + kTable;
 
+// For tests of the log alone: no finalists, no oneDNN.
+const std::string kLogOnly = " --top 0 --no-onednn";
+
 std::vector<nlohmann::json> read_log(const std::string& path) {
   std::vector<nlohmann::json> v;
   std::istringstream ss(test::read_file(path));
@@ -90,15 +93,15 @@ TEST(Tune, CompilerWithoutOutputIsNamed) {
 
 TEST(Tune, ResumeRepeatsNothing) {
   test::TempDir td;
-  auto r = run_cli("tune" + kFast + " --trials 3 --seed 5 --out " + td.path());
+  auto r = run_cli("tune" + kFast + kLogOnly + " --trials 3 --seed 5 --out " + td.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto first = read_log(td.file("log.jsonl"));
   ASSERT_EQ(first.size(), 3u);
-  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --out " + td.path());
+  r = run_cli("tune" + kFast + kLogOnly + " --trials 6 --seed 5 --out " + td.path());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "convtune: error: log '" + td.file("log.jsonl") +
                        "' already holds 3 candidates; pass --resume to continue it or --log to start another\n");
-  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --resume --json --out " + td.path());
+  r = run_cli("tune" + kFast + kLogOnly + " --trials 6 --seed 5 --resume --json --out " + td.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["trials"], 6);
@@ -113,7 +116,7 @@ TEST(Tune, ResumeRepeatsNothing) {
   }
   EXPECT_EQ(configs.size(), 6u);
   // Nothing left to do: resuming a complete log measures nothing.
-  r = run_cli("tune" + kFast + " --trials 6 --seed 5 --resume --json --out " + td.path());
+  r = run_cli("tune" + kFast + kLogOnly + " --trials 6 --seed 5 --resume --json --out " + td.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["new_trials"], 0);
   EXPECT_EQ(read_log(td.file("log.jsonl")).size(), 6u);
@@ -124,7 +127,7 @@ TEST(Tune, SameSeedSameCandidates) {
   std::vector<std::vector<std::string>> runs;
   for (const char* seed : {"7", "7", "8"}) {
     std::string dir = td.path() + "/" + std::to_string(runs.size());
-    auto r = run_cli("tune" + kFast + " --trials 4 --seed " + seed + " --out " + dir);
+    auto r = run_cli("tune" + kFast + kLogOnly + " --trials 4 --seed " + seed + " --out " + dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> cfgs;
     for (const auto& rec : read_log(dir + "/log.jsonl")) cfgs.push_back(rec["config"]);
