@@ -1,10 +1,12 @@
 #include "convtune/core/files.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -82,6 +84,22 @@ void write_work_file(const std::string& path, const std::string& text) {
   if (int err = write_whole(path, text, false))
     throw Error(fmt::format("cannot write {}: {}; free space in the temporary directory or set TMPDIR", path,
                             std::strerror(err)));
+}
+
+std::string cache_dir() {
+  std::string base;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') {
+    base = xdg;
+  } else {
+    const char* home = std::getenv("HOME");
+    if (home && *home)
+      base = home;
+    else if (const passwd* pw = getpwuid(getuid()))
+      base = pw->pw_dir;
+    base += "/.cache";
+  }
+  return base + "/convtune";
 }
 
 }  // namespace convtune

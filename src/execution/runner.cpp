@@ -16,6 +16,7 @@
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/core/machine.h"
+#include "convtune/execution/driver_cache.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/offline/peak.h"
 #include "reference.h"
@@ -243,16 +244,15 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
     cc_.flags = isa.cflags;
   } else {
     cc_ = Compiler::from_env(isa.cflags);
-    cc_.info();  // a missing compiler is an error now, not 20 failed candidates
   }
-  for (const char* f : kDriverFiles) {
-    const char* text = embedded_file(f);
-    if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
-    const std::string path = dir_ + std::strrchr(f, '/');
-    write_work_file(path, text);
-  }
-  // The driver is compiled once; every executable links its objects.
+  // The driver is compiled once; every executable links its objects. They
+  // come from the driver cache when it has them for this compiler, these
+  // flags and these sources (driver_cache.h): the key takes all of them but
+  // the work directory's name.
   Compiler obj = cc_;
+  std::vector<std::string> key = cc_.command;
+  key.push_back(cc_.info().version);  // a missing compiler is an error now, not 20 failed candidates
+  key.insert(key.end(), cc_.flags.begin(), cc_.flags.end());
   obj.output_flags = {"-c", "-I" + dir_};
   if (emulated_) {
     obj.output_flags.push_back("-DCT_EMULATED");
@@ -260,22 +260,38 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
     obj.output_flags.push_back("-DCT_PAPI");
     for (const auto& w : words(CT_PAPI_CFLAGS)) obj.output_flags.push_back(w);
   }
+  key.insert(key.end(), obj.output_flags.begin() + 2, obj.output_flags.end());
+  for (const char* f : kDriverFiles) {
+    const char* text = embedded_file(f);
+    if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
+    const std::string path = dir_ + std::strrchr(f, '/');
+    write_work_file(path, text);
+    key.insert(key.end(), {f, text});
+  }
   cc_.output_flags = emulated_ ? std::vector<std::string>{"-static"} : std::vector<std::string>{};
   cc_.link_flags.clear();
   // The peak loop too: the peak executable's work and every candidate's clock probe.
-  write_work_file(dir_ + "/peak.c", emit_peak_source(isa_));
-  for (const char* name : {"driver", "timing", "check", "reference", "peak"}) {
-    CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
-    check_room(r, cc_.command);
-    if (r.no_output)
-      throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",
-                              joined(cc_.command), dir_, name, emulated_ ? "CROSS_CC" : "CC"));
-    if (!r.ok)
-      throw Error(fmt::format("the C compiler '{}' cannot compile convtune's driver ({}); set {} to a working C "
-                              "compiler",
-                              joined(cc_.command), r.log.substr(0, r.log.find('\n')), emulated_ ? "CROSS_CC" : "CC"));
+  const std::string peak_source = emit_peak_source(isa_);
+  write_work_file(dir_ + "/peak.c", peak_source);
+  key.push_back(peak_source);
+  const std::vector<std::string> objects = {"driver", "timing", "check", "reference", "peak"};
+  const std::string cache_key = driver_key(key);
+  const bool cached = fetch_driver_objects(cache_key, objects, dir_);
+  for (const std::string& name : objects) {
+    if (!cached) {
+      CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
+      check_room(r, cc_.command);
+      if (r.no_output)
+        throw Error(fmt::format("the C compiler '{}' produced no output file {}/{}.o; set {} to a working C compiler",
+                                joined(cc_.command), dir_, name, emulated_ ? "CROSS_CC" : "CC"));
+      if (!r.ok)
+        throw Error(fmt::format("the C compiler '{}' cannot compile convtune's driver ({}); set {} to a working C "
+                                "compiler",
+                                joined(cc_.command), r.log.substr(0, r.log.find('\n')), emulated_ ? "CROSS_CC" : "CC"));
+    }
     cc_.link_flags.push_back(fmt::format("{}/{}.o", dir_, name));
   }
+  if (!cached) store_driver_objects(cache_key, objects, dir_);
   if (!emulated_)
     for (const auto& w : words(CT_PAPI_LIBS)) cc_.link_flags.push_back(w);
   cc_.link_flags.push_back("-lm");

@@ -3,7 +3,6 @@
 #include "convtune/offline/class_table.h"
 
 #include <unistd.h>
-#include <pwd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -101,22 +100,7 @@ ClassTable read_table(const std::string& path) {
   return table_from_json(j, path);
 }
 
-std::string default_table_path(const std::string& isa) {
-  std::string base;
-  // The XDG spec says relative values are to be ignored.
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && xdg[0] == '/') {
-    base = xdg;
-  } else {
-    const char* home = std::getenv("HOME");
-    if (home && *home)
-      base = home;
-    else if (const passwd* pw = getpwuid(getuid()))
-      base = pw->pw_dir;
-    base += "/.cache";
-  }
-  return base + "/convtune/tables/" + isa + ".json";
-}
+std::string default_table_path(const std::string& isa) { return cache_dir() + "/tables/" + isa + ".json"; }
 
 ClassTable load_table(const std::string& isa, const std::optional<std::string>& path) {
   ClassTable t;

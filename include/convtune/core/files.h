@@ -23,4 +23,9 @@ void write_file_atomic(const std::string& path, const std::string& text, const s
 /// space in the temporary directory or set TMPDIR".
 void write_work_file(const std::string& path, const std::string& text);
 
+/// convtune's per-user cache: $XDG_CACHE_HOME/convtune when that is an
+/// absolute path (the XDG spec ignores relative ones), else ~/.cache/convtune.
+/// Profiled tables and compiled driver objects live there.
+std::string cache_dir();
+
 }  // namespace convtune

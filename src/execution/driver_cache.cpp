@@ -1,0 +1,56 @@
+// The driver-object cache (driver_cache.h).
+#include "convtune/execution/driver_cache.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "convtune/core/files.h"
+
+namespace convtune {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string entry(const std::string& key) { return cache_dir() + "/driver/" + key; }
+
+}  // namespace
+
+std::string driver_key(const std::vector<std::string>& parts) {
+  uint64_t h = 14695981039346656037ull;
+  for (const std::string& p : parts) {
+    for (unsigned char c : p) h = (h ^ c) * 1099511628211ull;
+    h *= 1099511628211ull;  // the NUL between parts: ("ab","c") differs from ("a","bc")
+  }
+  return fmt::format("{:016x}", h);
+}
+
+bool fetch_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir) {
+  std::error_code ec;
+  for (const std::string& n : names) {
+    fs::copy_file(entry(key) + "/" + n + ".o", dir + "/" + n + ".o", fs::copy_options::overwrite_existing, ec);
+    if (ec) return false;
+  }
+  return true;
+}
+
+void store_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir) {
+  std::error_code ec;
+  const std::string final_dir = entry(key);
+  if (fs::exists(final_dir, ec)) return;
+  const std::string tmp = fmt::format("{}.tmp{}", final_dir, getpid());
+  fs::create_directories(tmp, ec);
+  bool ok = !ec;
+  for (size_t i = 0; ok && i < names.size(); ++i) {
+    fs::copy_file(dir + "/" + names[i] + ".o", tmp + "/" + names[i] + ".o", fs::copy_options::overwrite_existing, ec);
+    ok = !ec;
+  }
+  if (ok) fs::rename(tmp, final_dir, ec);  // fails when another run stored it first: theirs is the same
+  if (!ok || ec) fs::remove_all(tmp, ec);
+}
+
+}  // namespace convtune

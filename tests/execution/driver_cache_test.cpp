@@ -1,0 +1,95 @@
+// The driver-object cache: keyed by everything that goes into the objects,
+// stored whole or not at all, and a runner that finds them compiles no
+// driver; a cache it cannot write only means compiling.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "convtune/core/isa.h"
+#include "convtune/execution/driver_cache.h"
+#include "convtune/execution/runner.h"
+#include "test_util.h"
+
+namespace convtune::driver_cache_test {
+namespace {
+
+using test::ScopedEnv;
+
+TEST(DriverCache, KeyIsStableAndSeparatesItsParts) {
+  const std::string k = driver_key({"cc", "-O2", "int x;"});
+  EXPECT_EQ(k.size(), 16u);
+  EXPECT_EQ(k, driver_key({"cc", "-O2", "int x;"}));
+  EXPECT_NE(k, driver_key({"cc", "-O3", "int x;"}));
+  EXPECT_NE(driver_key({"ab", "c"}), driver_key({"a", "bc"}));
+  EXPECT_EQ(driver_key({}), "cbf29ce484222325");  // FNV-1a's offset basis: nothing hashed
+}
+
+TEST(DriverCache, StoredWholeAndFetchedByKey) {
+  test::TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+  test::write_file(td.file("a.o"), "object a");
+  test::write_file(td.file("b.o"), "object b");
+  std::filesystem::create_directories(td.file("out"));
+  EXPECT_FALSE(fetch_driver_objects("k1", {"a", "b"}, td.file("out")));
+  store_driver_objects("k1", {"a", "b"}, td.path());
+  ASSERT_TRUE(fetch_driver_objects("k1", {"a", "b"}, td.file("out")));
+  EXPECT_EQ(test::read_file(td.file("out/a.o")), "object a");
+  EXPECT_EQ(test::read_file(td.file("out/b.o")), "object b");
+  EXPECT_FALSE(fetch_driver_objects("k2", {"a"}, td.file("out")));
+  EXPECT_FALSE(fetch_driver_objects("k1", {"a", "c"}, td.file("out"))) << "c was never stored";
+  // A store missing an object leaves no entry, and no temporary directory.
+  store_driver_objects("k3", {"a", "missing"}, td.path());
+  EXPECT_FALSE(fetch_driver_objects("k3", {"a"}, td.file("out")));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(td.file("cache/convtune/driver")),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(DriverCache, AnUnwritableCacheOnlyMeansCompiling) {
+  test::TempDir td;
+  test::write_file(td.file("file"), "");
+  ScopedEnv xdg("XDG_CACHE_HOME", td.file("file"));  // a file: no directory can be made under it
+  test::write_file(td.file("a.o"), "object a");
+  store_driver_objects("k", {"a"}, td.path());
+  EXPECT_FALSE(fetch_driver_objects("k", {"a"}, td.path()));
+}
+
+// A runner compiles the driver once per compiler, flags and sources: the
+// second finds it cached, and its peak loop (linked from those objects) runs.
+TEST(DriverCache, ASecondRunnerCompilesNoDriver) {
+  const Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  test::TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+  const std::string cc = td.file("cc.sh");  // logs the C files it compiles
+  test::write_file(cc, "#!/bin/sh\nfor a; do case $a in *.c) basename \"$a\" >> " + td.file("log") +
+                           " ;; esac; done\nexec cc \"$@\"\n");
+  ASSERT_EQ(std::system(("chmod +x " + cc).c_str()), 0);
+  ScopedEnv env_cc("CC", cc);
+  auto compiled = [&] {
+    std::string log;
+    try {
+      log = test::read_file(td.file("log"));
+    } catch (const std::exception&) {
+    }
+    std::remove(td.file("log").c_str());
+    return log;
+  };
+  std::filesystem::create_directories(td.file("one"));
+  std::filesystem::create_directories(td.file("two"));
+  std::filesystem::create_directories(td.file("three"));
+  Runner(isa, false, -1, td.file("one"));
+  EXPECT_EQ(compiled(), "driver.c\ntiming.c\ncheck.c\nreference.c\npeak.c\n");
+  Runner second(isa, false, -1, td.file("two"));
+  EXPECT_EQ(compiled(), "");
+  EXPECT_GT(second.peak_gflops(1), 0);
+  EXPECT_EQ(compiled(), "peak_main.c\n");
+  Isa other = isa;
+  other.cflags.push_back("-O1");  // other flags: another key
+  Runner(other, false, -1, td.file("three"));
+  EXPECT_EQ(compiled(), "driver.c\ntiming.c\ncheck.c\nreference.c\npeak.c\n");
+}
+
+}  // namespace
+}  // namespace convtune::driver_cache_test
