@@ -6,6 +6,7 @@
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/execution/compiler.h"
+#include "convtune/execution/driver_cache.h"
 #include "convtune/offline/peak.h"
 
 namespace convtune {
@@ -13,11 +14,23 @@ namespace convtune {
 ClockProbe::ClockProbe(const Isa& isa, double reference_gflops)
     : isa_(isa), reference_(reference_gflops), iters_(probe_iters(isa, reference_gflops)), wd_("probe") {
   const std::string src = wd_.path() + "/probe.c", so = wd_.path() + "/probe.so";
-  write_work_file(src, emit_peak_source(isa));
-  CompileResult built = compile_one(Compiler::from_env(isa.cflags), {src, so});
-  if (!built.ok)
-    throw Error(fmt::format("the peak loop (the clock probe) does not compile ({}); set CC to a working C compiler",
-                            built.log.substr(0, built.log.find('\n'))));
+  const std::string source = emit_peak_source(isa);
+  write_work_file(src, source);
+  // From the driver cache when it has this compiler's build of this source.
+  const Compiler cc = Compiler::from_env(isa.cflags);
+  std::vector<std::string> key = cc.command;
+  key.push_back(cc.info().version);
+  key.insert(key.end(), cc.flags.begin(), cc.flags.end());
+  key.insert(key.end(), cc.output_flags.begin(), cc.output_flags.end());
+  key.push_back(source);
+  const std::string cache_key = driver_key(key);
+  if (!fetch_compiled(cache_key, {"probe.so"}, wd_.path())) {
+    CompileResult built = compile_one(cc, {src, so});
+    if (!built.ok)
+      throw Error(fmt::format("the peak loop (the clock probe) does not compile ({}); set CC to a working C compiler",
+                              built.log.substr(0, built.log.find('\n'))));
+    store_compiled(cache_key, {"probe.so"}, wd_.path());
+  }
   lib_ = std::make_unique<DynLib>(so);
   peak_ = reinterpret_cast<double (*)(long, const float*)>(lib_->symbol("ct_peak"));
   seed_ = reinterpret_cast<const float*>(lib_->symbol("ct_peak_seed"));

@@ -29,24 +29,24 @@ std::string driver_key(const std::vector<std::string>& parts) {
   return fmt::format("{:016x}", h);
 }
 
-bool fetch_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir) {
+bool fetch_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir) {
   std::error_code ec;
-  for (const std::string& n : names) {
-    fs::copy_file(entry(key) + "/" + n + ".o", dir + "/" + n + ".o", fs::copy_options::overwrite_existing, ec);
+  for (const std::string& f : files) {
+    fs::copy_file(entry(key) + "/" + f, dir + "/" + f, fs::copy_options::overwrite_existing, ec);
     if (ec) return false;
   }
   return true;
 }
 
-void store_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir) {
+void store_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir) {
   std::error_code ec;
   const std::string final_dir = entry(key);
   if (fs::exists(final_dir, ec)) return;
   const std::string tmp = fmt::format("{}.tmp{}", final_dir, getpid());
   fs::create_directories(tmp, ec);
   bool ok = !ec;
-  for (size_t i = 0; ok && i < names.size(); ++i) {
-    fs::copy_file(dir + "/" + names[i] + ".o", tmp + "/" + names[i] + ".o", fs::copy_options::overwrite_existing, ec);
+  for (size_t i = 0; ok && i < files.size(); ++i) {
+    fs::copy_file(dir + "/" + files[i], tmp + "/" + files[i], fs::copy_options::overwrite_existing, ec);
     ok = !ec;
   }
   if (ok) fs::rename(tmp, final_dir, ec);  // fails when another run stored it first: theirs is the same

@@ -274,10 +274,12 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
   const std::string peak_source = emit_peak_source(isa_);
   write_work_file(dir_ + "/peak.c", peak_source);
   key.push_back(peak_source);
-  const std::vector<std::string> objects = {"driver", "timing", "check", "reference", "peak"};
+  const std::vector<std::string> names = {"driver", "timing", "check", "reference", "peak"};
+  std::vector<std::string> objects;
+  for (const std::string& name : names) objects.push_back(name + ".o");
   const std::string cache_key = driver_key(key);
-  const bool cached = fetch_driver_objects(cache_key, objects, dir_);
-  for (const std::string& name : objects) {
+  const bool cached = fetch_compiled(cache_key, objects, dir_);
+  for (const std::string& name : names) {
     if (!cached) {
       CompileResult r = compile_one(obj, {fmt::format("{}/{}.c", dir_, name), fmt::format("{}/{}.o", dir_, name)});
       check_room(r, cc_.command);
@@ -291,7 +293,7 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
     }
     cc_.link_flags.push_back(fmt::format("{}/{}.o", dir_, name));
   }
-  if (!cached) store_driver_objects(cache_key, objects, dir_);
+  if (!cached) store_compiled(cache_key, objects, dir_);
   if (!emulated_)
     for (const auto& w : words(CT_PAPI_LIBS)) cc_.link_flags.push_back(w);
   cc_.link_flags.push_back("-lm");

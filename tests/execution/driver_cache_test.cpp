@@ -7,6 +7,7 @@
 #include <string>
 
 #include "convtune/core/isa.h"
+#include "convtune/execution/clock_probe.h"
 #include "convtune/execution/driver_cache.h"
 #include "convtune/execution/runner.h"
 #include "test_util.h"
@@ -31,16 +32,16 @@ TEST(DriverCache, StoredWholeAndFetchedByKey) {
   test::write_file(td.file("a.o"), "object a");
   test::write_file(td.file("b.o"), "object b");
   std::filesystem::create_directories(td.file("out"));
-  EXPECT_FALSE(fetch_driver_objects("k1", {"a", "b"}, td.file("out")));
-  store_driver_objects("k1", {"a", "b"}, td.path());
-  ASSERT_TRUE(fetch_driver_objects("k1", {"a", "b"}, td.file("out")));
+  EXPECT_FALSE(fetch_compiled("k1", {"a.o", "b.o"}, td.file("out")));
+  store_compiled("k1", {"a.o", "b.o"}, td.path());
+  ASSERT_TRUE(fetch_compiled("k1", {"a.o", "b.o"}, td.file("out")));
   EXPECT_EQ(test::read_file(td.file("out/a.o")), "object a");
   EXPECT_EQ(test::read_file(td.file("out/b.o")), "object b");
-  EXPECT_FALSE(fetch_driver_objects("k2", {"a"}, td.file("out")));
-  EXPECT_FALSE(fetch_driver_objects("k1", {"a", "c"}, td.file("out"))) << "c was never stored";
+  EXPECT_FALSE(fetch_compiled("k2", {"a.o"}, td.file("out")));
+  EXPECT_FALSE(fetch_compiled("k1", {"a.o", "c.o"}, td.file("out"))) << "c was never stored";
   // A store missing an object leaves no entry, and no temporary directory.
-  store_driver_objects("k3", {"a", "missing"}, td.path());
-  EXPECT_FALSE(fetch_driver_objects("k3", {"a"}, td.file("out")));
+  store_compiled("k3", {"a.o", "missing.o"}, td.path());
+  EXPECT_FALSE(fetch_compiled("k3", {"a.o"}, td.file("out")));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(td.file("cache/convtune/driver")),
                           std::filesystem::directory_iterator()),
             1);
@@ -51,12 +52,13 @@ TEST(DriverCache, AnUnwritableCacheOnlyMeansCompiling) {
   test::write_file(td.file("file"), "");
   ScopedEnv xdg("XDG_CACHE_HOME", td.file("file"));  // a file: no directory can be made under it
   test::write_file(td.file("a.o"), "object a");
-  store_driver_objects("k", {"a"}, td.path());
-  EXPECT_FALSE(fetch_driver_objects("k", {"a"}, td.path()));
+  store_compiled("k", {"a.o"}, td.path());
+  EXPECT_FALSE(fetch_compiled("k", {"a.o"}, td.path()));
 }
 
 // A runner compiles the driver once per compiler, flags and sources: the
-// second finds it cached, and its peak loop (linked from those objects) runs.
+// second finds it cached, and its peak loop (linked from those objects) runs;
+// so does the clock probe.
 TEST(DriverCache, ASecondRunnerCompilesNoDriver) {
   const Isa isa = load_isa("avx2");
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
@@ -89,6 +91,12 @@ TEST(DriverCache, ASecondRunnerCompilesNoDriver) {
   other.cflags.push_back("-O1");  // other flags: another key
   Runner(other, false, -1, td.file("three"));
   EXPECT_EQ(compiled(), "driver.c\ntiming.c\ncheck.c\nreference.c\npeak.c\n");
+  // The clock probe's peak loop, a shared object, likewise.
+  ClockProbe(isa, 100.0);
+  EXPECT_EQ(compiled(), "probe.c\n");
+  ClockProbe probe(isa, 100.0);
+  EXPECT_EQ(compiled(), "");
+  probe.call()();  // the cached object loaded and runs
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
-// Compiled driver objects kept across runs in <cache_dir()>/driver/<key>/
-// (core/files.h), the key a hash of everything that goes into them: the
+// The measuring code convtune compiles (the driver's objects, the clock
+// probe's peak loop) kept across runs in <cache_dir()>/driver/<key>/
+// (core/files.h), the key a hash of everything that goes into the files: the
 // compiler's command and version, the flags, the sources' text. Compiling
 // the driver (five files, about 1.3 s) was the fixed cost of every tune,
 // bench and profile, and of each generated-kernel test; like ccache, a
@@ -14,12 +15,12 @@ namespace convtune {
 /// A stable hex hash (64-bit FNV-1a) of the parts, each ended by a NUL.
 std::string driver_key(const std::vector<std::string>& parts);
 
-/// Copies the cached `<name>.o` of each name for `key` into dir; false when
-/// the cache has not all of them (then compile and store_driver_objects).
-bool fetch_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir);
+/// Copies the cached files (names such as "driver.o") for `key` into dir;
+/// false when the cache has not all of them (then compile and store_compiled).
+bool fetch_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir);
 
-/// Caches dir's `<name>.o` under `key`: copied into a temporary directory
-/// that is then renamed, so a concurrent run finds all of them or none.
-void store_driver_objects(const std::string& key, const std::vector<std::string>& names, const std::string& dir);
+/// Caches dir's files under `key`: copied into a temporary directory that is
+/// then renamed, so a concurrent run finds all of them or none.
+void store_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir);
 
 }  // namespace convtune
