@@ -18,12 +18,9 @@ ClockProbe::ClockProbe(const Isa& isa, double reference_gflops)
   write_work_file(src, source);
   // From the driver cache when it has this compiler's build of this source.
   const Compiler cc = Compiler::from_env(isa.cflags);
-  std::vector<std::string> key = cc.command;
-  key.push_back(cc.info().version);
-  key.insert(key.end(), cc.flags.begin(), cc.flags.end());
-  key.insert(key.end(), cc.output_flags.begin(), cc.output_flags.end());
-  key.push_back(source);
-  const std::string cache_key = driver_key(key);
+  std::vector<std::string> inputs = cc.output_flags;
+  inputs.push_back(source);
+  const std::string cache_key = compiled_key(cc, inputs);
   if (!fetch_compiled(cache_key, {"probe.so"}, wd_.path())) {
     CompileResult built = compile_one(cc, {src, so});
     if (!built.ok)

@@ -29,6 +29,14 @@ std::string driver_key(const std::vector<std::string>& parts) {
   return fmt::format("{:016x}", h);
 }
 
+std::string compiled_key(const Compiler& cc, const std::vector<std::string>& inputs) {
+  std::vector<std::string> parts = cc.command;
+  parts.push_back(cc.info().version);
+  parts.insert(parts.end(), cc.flags.begin(), cc.flags.end());
+  parts.insert(parts.end(), inputs.begin(), inputs.end());
+  return driver_key(parts);
+}
+
 bool fetch_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir) {
   std::error_code ec;
   for (const std::string& f : files) {

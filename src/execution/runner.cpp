@@ -250,9 +250,6 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
   // flags and these sources (driver_cache.h): the key takes all of them but
   // the work directory's name.
   Compiler obj = cc_;
-  std::vector<std::string> key = cc_.command;
-  key.push_back(cc_.info().version);  // a missing compiler is an error now, not 20 failed candidates
-  key.insert(key.end(), cc_.flags.begin(), cc_.flags.end());
   obj.output_flags = {"-c", "-I" + dir_};
   if (emulated_) {
     obj.output_flags.push_back("-DCT_EMULATED");
@@ -260,24 +257,24 @@ Runner::Runner(const Isa& isa, bool emulated, int cpu, const std::string& dir, i
     obj.output_flags.push_back("-DCT_PAPI");
     for (const auto& w : words(CT_PAPI_CFLAGS)) obj.output_flags.push_back(w);
   }
-  key.insert(key.end(), obj.output_flags.begin() + 2, obj.output_flags.end());
+  std::vector<std::string> inputs(obj.output_flags.begin() + 2, obj.output_flags.end());  // not -c -I<dir>
   for (const char* f : kDriverFiles) {
     const char* text = embedded_file(f);
     if (!text) throw Error(std::string(f) + " is not embedded in this convtune; rebuild it");
     const std::string path = dir_ + std::strrchr(f, '/');
     write_work_file(path, text);
-    key.insert(key.end(), {f, text});
+    inputs.insert(inputs.end(), {f, text});
   }
   cc_.output_flags = emulated_ ? std::vector<std::string>{"-static"} : std::vector<std::string>{};
   cc_.link_flags.clear();
   // The peak loop too: the peak executable's work and every candidate's clock probe.
   const std::string peak_source = emit_peak_source(isa_);
   write_work_file(dir_ + "/peak.c", peak_source);
-  key.push_back(peak_source);
+  inputs.push_back(peak_source);
   const std::vector<std::string> names = {"driver", "timing", "check", "reference", "peak"};
   std::vector<std::string> objects;
   for (const std::string& name : names) objects.push_back(name + ".o");
-  const std::string cache_key = driver_key(key);
+  const std::string cache_key = compiled_key(cc_, inputs);  // a missing compiler is an error now, not 20 failed candidates
   const bool cached = fetch_compiled(cache_key, objects, dir_);
   for (const std::string& name : names) {
     if (!cached) {

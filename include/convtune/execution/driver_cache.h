@@ -10,10 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "convtune/execution/compiler.h"
+
 namespace convtune {
 
 /// A stable hex hash (64-bit FNV-1a) of the parts, each ended by a NUL.
 std::string driver_key(const std::vector<std::string>& parts);
+
+/// The key of what `cc` compiles from `inputs` (the flags it adds beyond
+/// cc.flags, the sources' text): driver_key of its command, the first line
+/// of its --version, its flags and the inputs. Throws Error as
+/// Compiler::info() does when the compiler cannot be run.
+std::string compiled_key(const Compiler& cc, const std::vector<std::string>& inputs);
 
 /// Copies the cached files (names such as "driver.o") for `key` into dir;
 /// false when the cache has not all of them (then compile and store_compiled).
