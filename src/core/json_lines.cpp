@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -87,6 +88,11 @@ uint64_t drop_torn_tail(const std::string& path, const JsonLinesName& name, cons
 std::string torn_tail_note(const std::string& path, const JsonLinesName& name, uint64_t bytes) {
   return fmt::format("{} '{}' ended in a torn line (a killed or failed write); dropped its {} bytes", name.what, path,
                      bytes);
+}
+
+void print_json_line(const nlohmann::json& object) {
+  std::printf("%s\n", object.dump().c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace convtune

@@ -31,6 +31,14 @@ int counters_stop(void* env, long long* values) {
 
 double median(std::vector<double> v) { return ct_median(v.data(), int(v.size())); }
 
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * double(v.size() - 1);
+  const size_t lo = size_t(at);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
+}
+
 std::vector<double> at_reference(const std::vector<double>& wall_s, const std::vector<double>& probe_gflops,
                                  double reference_gflops) {
   std::vector<double> v(wall_s);

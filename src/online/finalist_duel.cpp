@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
+#include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/loaded_kernel.h"
@@ -24,20 +25,7 @@ namespace convtune {
 
 namespace {
 
-void print_line(const nlohmann::json& j) {
-  std::printf("%s\n", j.dump().c_str());
-  std::fflush(stdout);  // the parent attributes a crash to the last line it saw
-}
-
 std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * double(v.size() - 1);
-  const size_t lo = size_t(at);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - double(lo)) * (v[hi] - v[lo]);
-}
 
 // What one child run told: figures, wrong kernels, or who was running when it died.
 struct ChildReport {
@@ -86,7 +74,7 @@ int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, doub
     AlignedFloats out(data.output_size());
     std::vector<size_t> correct;
     for (size_t i = 0; i < kernels.size(); ++i) {
-      print_line({{"running", i}});
+      print_json_line({{"running", i}});
       std::fill(out.begin(), out.end(), std::nanf(""));
       kernels[i]->run(out.data());
       double max_error = 0;
@@ -94,19 +82,19 @@ int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, doub
       if (err.empty())
         correct.push_back(i);
       else
-        print_line({{"index", i}, {"status", "wrong_result"}, {"detail", err}});
+        print_json_line({{"index", i}, {"status", "wrong_result"}, {"detail", err}});
     }
     std::vector<std::vector<double>> samples(kernels.size());
     const TimingProtocol one{min_ms, 1, 1};
     for (int round = 0; round < rounds; ++round)
       for (size_t j : round_order(correct.size(), size_t(round))) {
         const size_t i = correct[j];
-        print_line({{"running", i}});
+        print_json_line({{"running", i}});
         samples[i].push_back(time_calls([&] { kernels[i]->run(out.data()); }, one).median_s);
       }
-    print_line({{"status", "ok"}, {"samples", samples}});
+    print_json_line({{"status", "ok"}, {"samples", samples}});
   } catch (const std::exception& e) {
-    print_line({{"status", "error"}, {"detail", e.what()}});
+    print_json_line({{"status", "error"}, {"detail", e.what()}});
   }
   return 0;
 }

@@ -1,7 +1,6 @@
 #include "convtune/online/tune_compare.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "convtune/bench/bench.h"
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
+#include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/clock_probe.h"
 #include "convtune/execution/subprocess.h"
@@ -36,8 +36,7 @@ int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int thr
   } catch (const std::exception& e) {
     j = {{"status", "error"}, {"detail", e.what()}};
   }
-  std::printf("%s\n", j.dump().c_str());
-  std::fflush(stdout);
+  print_json_line(j);
   return 0;
 }
 

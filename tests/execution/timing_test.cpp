@@ -102,6 +102,18 @@ TEST(TimingProtocol, FewerCallsThanChunksBracketEachCall) {
   EXPECT_DOUBLE_EQ(probes[0], 2e-7);
 }
 
+// The duel's interquartile range (online/finalist_duel.cpp) reads quantiles
+// between samples, from any order.
+TEST(Quantile, InterpolatesBetweenSortedNeighbours) {
+  const std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(quantile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(quantile(v, 0.5), median(v));
+  EXPECT_DOUBLE_EQ(quantile(v, 0.75), 3.25);
+  EXPECT_DOUBLE_EQ(quantile(v, 1), 4);
+  EXPECT_DOUBLE_EQ(quantile({7}, 0.75), 7);
+}
+
 TEST(RoundOrder, TwoImplementationsRunABBA) {
   EXPECT_EQ(round_order(2, 0), (std::vector<size_t>{0, 1}));
   EXPECT_EQ(round_order(2, 1), (std::vector<size_t>{1, 0}));

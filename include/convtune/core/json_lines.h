@@ -18,6 +18,11 @@ struct JsonLinesName {
   std::string fix;
 };
 
+/// Prints `object` as one line on stdout and flushes it: a child process's
+/// protocol with its parent (internal-onednn, internal-duel), which reads
+/// the lines as they come and blames a crash on the last one it saw.
+void print_json_line(const nlohmann::json& object);
+
 /// Appends `object` as one line with one write(); a short write is undone.
 /// Throws Error "cannot append to <what> '<path>': <errno text>; [free some
 /// space or ]<fix>".

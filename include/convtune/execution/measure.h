@@ -36,6 +36,10 @@ Timing time_calls(const std::function<void()>& call, const TimingProtocol& p,
 
 double median(std::vector<double> v);
 
+/// The q-quantile (0..1) of v, interpolated linearly between neighbours; v
+/// not empty. median(v) is quantile(v, 0.5).
+double quantile(std::vector<double> v, double q);
+
 /// The order in which n interleaved implementations run in round `round`:
 /// the rotation by round / 2, reversed in odd rounds (0 1, 1 0, 1 0, 0 1 for
 /// two). Each runs in every position, and after each of its two neighbours
