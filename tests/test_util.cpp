@@ -83,10 +83,12 @@ std::string read_file(const std::string& path) {
 
 std::string host_table() { return std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + best_isa() + ".json"; }
 
-CliResult run_cli(const std::string& args) {
+CliResult run_cli(const std::string& args) { return run_command(std::string(CONVTUNE_BIN) + " " + args); }
+
+CliResult run_command(const std::string& command) {
   TempDir td;
   std::string out = td.file("out"), err = td.file("err");
-  std::string cmd = std::string(CONVTUNE_BIN) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  std::string cmd = command + " >" + out + " 2>" + err + " </dev/null";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -29,6 +29,9 @@ struct CliResult {
 /// Runs the built convtune binary with the given argument string (shell-quoted
 /// by the caller) and captures its output.
 CliResult run_cli(const std::string& args);
+/// Runs a shell command (quoted by the caller) and captures its output and
+/// exit code (128 + the signal when one killed it).
+CliResult run_command(const std::string& command);
 
 /// The shipped class table (configs/tables/<isa>.json) of the ISA convtune
 /// picks on this host without --arch: AVX-512 or AVX2-only, and as capped by

@@ -198,6 +198,13 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.output_ahead_fmas = get<int>(pf, "output_ahead_fmas", origin, "prefetch.");
   if (isa.output_ahead_fmas < 1)
     throw Error(fmt::format("ISA description {}: key 'prefetch.output_ahead_fmas' must be at least 1", origin));
+  auto st = get<nlohmann::json>(j, "stream", origin);
+  if (!st.is_object()) throw Error(fmt::format("ISA description {}: key 'stream' has the wrong type", origin));
+  isa.store_stream = get<std::string>(st, "store", origin, "stream.");
+  isa.stream_align = get<int>(st, "align_bytes", origin, "stream.");
+  if (isa.stream_align < 4 || (isa.stream_align & (isa.stream_align - 1)) != 0)
+    throw Error(fmt::format("ISA description {}: key 'stream.align_bytes' must be a power of two, at least 4", origin));
+  isa.stream_fence = get<std::string>(st, "fence", origin, "stream.");
   for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);

@@ -115,6 +115,15 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                   : Isa::expand(isa.store_masked,
                                 {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}, {"n", std::to_string(n)}});
   };
+  // Nt(o): the store of vector (h, w, k) when the block is streamed; a
+  // vector at an offset that is not a multiple of the alignment, or in the
+  // K tail, stores as ever.
+  auto stream_out = [&](int h, int w, int k) {
+    const int64_t off = h * l.out_row + w * l.out_pix + int64_t(k) * V;
+    return lanes_of(k) == V && (off * 4) % isa.stream_align == 0
+               ? Isa::expand(isa.store_stream, {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}})
+               : store_out(h, w, k);
+  };
   std::string o;
   o += fmt::format(
       "/* {}: sizes k={} c={} w={} h={} r={} s={}; contract: microkernels/CONTRACT.md\n"
@@ -137,6 +146,8 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   if (v.prefetch_out)
     o += "/* Pf(o): prefetch the output block's lines output_ahead_fmas multiply-adds before the last c step (CONTRACT.md "
          "\"Prefetch\") */\n";
+  if (v.stream_out)
+    o += "/* Nt(o): when last is set and O is aligned, non-temporal stores (CONTRACT.md \"Non-temporal stores\") */\n";
   if (v.fence != TapFence::none)
     o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
                      v.fence == TapFence::r ? "filter row" : "tap", fence_text(v.fence));
@@ -144,7 +155,10 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   o += fmt::format(
       "static inline void {}(const float *restrict I, long io, const float *restrict W,\n"
       "    float *restrict O, long nc, int accumulate{}{})\n{{\n",
-      name, epilogue ? ", int last, const float *restrict B, const float *restrict Q" : "",
+      name,
+      epilogue     ? ", int last, const float *restrict B, const float *restrict Q"
+      : v.stream_out ? ", int last"
+                     : "",
       v.prefetch > 0 ? ", const float *restrict P, long pn" : "");
   for (int h = 0; h < u.h; ++h)
     for (int w = 0; w < u.w; ++w) {
@@ -249,10 +263,21 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
     if (v.prefetch > 0) o += "  (void)P; (void)pn;\n";
   }
   if (epilogue) o += emit_epilogue(isa, u, l, v.epilogue, k_lanes);
-  for (int h = 0; h < u.h; ++h)
-    for (int w = 0; w < u.w; ++w)
-      for (int k = 0; k < u.k; ++k)
-        if (lanes_of(k) > 0) o += fmt::format("  {};\n", store_out(h, w, k));
+  auto stores = [&](auto&& form, const char* indent) {
+    for (int h = 0; h < u.h; ++h)
+      for (int w = 0; w < u.w; ++w)
+        for (int k = 0; k < u.k; ++k)
+          if (lanes_of(k) > 0) o += fmt::format("{}{};\n", indent, form(h, w, k));
+  };
+  if (v.stream_out) {
+    o += fmt::format("  if (last && ((__UINTPTR_TYPE__)O & {}) == 0) {{\n", isa.stream_align - 1);
+    stores(stream_out, "    ");
+    o += "  } else {\n";
+    stores(store_out, "    ");
+    o += "  }\n";
+  } else {
+    stores(store_out, "  ");
+  }
   o += "}\n";
   return o;
 }

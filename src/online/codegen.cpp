@@ -58,6 +58,7 @@ struct Gen {
   int pf_loop = -1;
   int64_t pf_step = 0, pf_share = 0, pf_np = 0, pf_pn = 0;
   bool prefetch_out = false;  // Pf(o) (config.h), in every variant
+  bool stream_out = false;    // Nt(o) (config.h), in every variant
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -125,14 +126,14 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}|{}|f{}|p{}|o{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch,
-                       int(v.prefetch_out));
+    key += fmt::format("|k{}|{}|f{}|p{}|o{}|t{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch,
+                       int(v.prefetch_out), int(v.stream_out));
     for (int64_t d : v.in_rows) key += fmt::format("i{}", d);
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
     // Epilogue and fenced variants too: never the profiled name.
-    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out)
+    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out || v.stream_out)
       name += fmt::format("_v{}", variants.size());
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
@@ -279,17 +280,19 @@ struct Gen {
     if (pf_loop >= 0)  // this call's share of the next block (the block starts at r = s = 0)
       o += in + fmt::format("const float *pf = weights + k * {} + c * {} + {} + pfg++ * {};\n", C * R * S, R * S * kb,
                             pf_step, pf_share * isa.line_floats);
-    if (epilogue != Epilogue::none) {
+    if (epilogue != Epilogue::none || stream_out) {
       // The call that completes its output block's reduction applies the
-      // epilogue: the one at the last c block and the last r, s taps (the
-      // loops run upwards, so it is the block's last visit). A reduction
-      // offset with one value at this site needs no test.
+      // epilogue and streams the block (Nt(o)): the one at the last c block
+      // and the last r, s taps (the loops run upwards, so it is the block's
+      // last visit). A reduction offset with one value at this site needs no test.
       std::string last;
       for (auto [d, var] : {std::pair<Dim, const char*>{Dim::c, "c"}, {Dim::r, "r"}, {Dim::s, "s"}}) {
         const std::set<int64_t> v = values(d);
         if (v.size() > 1) last += fmt::format("{}{} == {}", last.empty() ? "" : " && ", var, *v.rbegin());
       }
       o += in + fmt::format("const int last = {};\n", last.empty() ? "1" : last);
+    }
+    if (epilogue != Epilogue::none) {
       o += in + "const float *bp = bias + k;\n";
       o += in + (has_residual(epilogue)
                      ? fmt::format("const float *qp = residual + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K)
@@ -309,8 +312,9 @@ struct Gen {
       v.fence = fence;
       v.prefetch = int(pf_np);
       v.prefetch_out = prefetch_out;
+      v.stream_out = stream_out;
       return fmt::format("{}(input, io, wp, op, {}, acc{}{});", variant_fn(u, v), nc,
-                         epilogue == Epilogue::none ? "" : ", last, bp, qp",
+                         epilogue != Epilogue::none ? ", last, bp, qp" : stream_out ? ", last" : "",
                          pf_loop >= 0 ? fmt::format(", pf, {}", pf_pn) : std::string());
     };
     if (sel.empty()) {
@@ -400,6 +404,10 @@ struct Gen {
     if (pf_here) body += ind(depth + 1) + pfg;
     push(s.dim, Term{step == 1 ? var : fmt::format("{} * {}", var, step), 0, count, step});
     emit(i + 1, depth + 1, alpha);
+    // Nt(o): each thread orders its non-temporal stores before the team's
+    // barrier (the innermost P's body: a collapse(2) admits nothing between its loops).
+    if (stream_out && parallel(i) && !parallel(i + 1) && !isa.stream_fence.empty())
+      body += ind(depth + 1) + isa.stream_fence + ";  /* Nt(o) */\n";
     terms[di(s.dim)].pop_back();
     --level[di(s.dim)];
     body += ind(depth) + "}\n";
@@ -513,7 +521,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.fence = in.config.fence;
   if (in.config.prefetch) plan_prefetch(g, in.config);
   g.prefetch_out = in.config.prefetch_out;
+  g.stream_out = in.config.stream_out;
   g.emit(0, 1, 0);
+  // Nt(o): the caller may read the output as soon as the call returns.
+  if (g.stream_out && !isa.stream_fence.empty()) g.body += "  " + isa.stream_fence + ";  /* Nt(o) */\n";
 
   const std::string cfg = to_string(in.config);
   const std::string fn = in.function_name, FN = upper(fn);

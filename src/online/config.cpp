@@ -85,6 +85,7 @@ std::string to_string(const Config& c) {
   if (c.fence != TapFence::none) parts.push_back(fence_text(c.fence));
   if (c.prefetch) parts.push_back("Pf(w)");
   if (c.prefetch_out) parts.push_back("Pf(o)");
+  if (c.stream_out) parts.push_back("Nt(o)");
   std::string out = "[";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out + "]";
@@ -106,7 +107,7 @@ class Parser {
       if (word_at() == "Flat") flat(c);
       while (true) {
         peek();
-        if (word_at() == "F" || word_at() == "Pf") {  // the tail: F(r)/F(s), then Pf(w), then ']'
+        if (word_at() == "F" || word_at() == "Pf" || word_at() == "Nt") {  // the tail: F(r)/F(s), Pf(w), Pf(o), Nt(o), ']'
           tail(c);
           break;
         }
@@ -204,41 +205,57 @@ class Parser {
     return word == "r" ? TapFence::r : TapFence::s;
   }
 
-  // [F(r) | F(s)] [, Pf(w)] [, Pf(o)] ']': what follows the loops.
+  // [F(r) | F(s)] [, Pf(w)] [, Pf(o)] [, Nt(o)] ']': what follows the loops.
+  // The switches come in that order, each at most once, so the text of a
+  // configuration is one string (print/parse round-trips).
   void tail(Config& c) {
+    static const char* const kSwitches[] = {"Pf(w)", "Pf(o)", "Nt(o)"};
+    const std::string rule = "Pf(w), Pf(o) and Nt(o) come last, in that order, each at most once";
+    std::string last;  // the element read last, for the messages
     if (word_at() == "F") {
       c.fence = fence();
+      last = fence_text(c.fence);
       if (peek() == ',') {
         ++i_;
         peek();
-        if (word_at() != "Pf")
-          fail("expected Pf(w) or Pf(o) after " + fence_text(c.fence) + ", got " + got() +
-               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w) and Pf(o)");
+        if (word_at() != "Pf" && word_at() != "Nt")
+          fail("expected Pf(w), Pf(o) or Nt(o) after " + last + ", got " + got() +
+               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w), Pf(o) and Nt(o)");
       }
     }
-    std::string last;  // the Pf(...) read last, for the messages
-    while (word_at() == "Pf") {
+    int at = -1;  // index in kSwitches of the switch read last
+    while (word_at() == "Pf" || word_at() == "Nt") {
+      const std::string name = word_at();
+      const size_t start = i_;
       i_ += 2;
-      expect('(', "after 'Pf'");
+      expect('(', name == "Pf" ? "after 'Pf'" : "after 'Nt'");
       peek();
       const std::string what = word_at();
-      if (what != "w" && what != "o")
+      if (name == "Pf" && what != "w" && what != "o")
         fail("expected w or o in Pf(...), got " + got() + "; Pf(w) prefetches the next weights, Pf(o) the output block");
-      if (what == "w" && c.prefetch) fail("unexpected Pf(w) after Pf(w); Pf(w) and Pf(o) come at most once each");
-      (what == "w" ? c.prefetch : c.prefetch_out) = true;
-      last = "Pf(" + what + ")";
+      if (name == "Nt" && what != "o")
+        fail("expected o in Nt(...), got " + got() + "; Nt(o) stores the output block with non-temporal stores");
+      const std::string item = name + "(" + what + ")";
+      const int index = item == kSwitches[0] ? 0 : item == kSwitches[1] ? 1 : 2;
+      if (index <= at) {
+        i_ = start;
+        fail("unexpected " + item + " after " + last + "; " + rule);
+      }
+      (index == 0 ? c.prefetch : index == 1 ? c.prefetch_out : c.stream_out) = true;
+      at = index;
+      last = item;
       ++i_;
       expect(')', "to close the specifier");
       if (peek() != ',') break;
-      if (c.prefetch_out) fail("expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
       ++i_;
       peek();
-      if (word_at() != "Pf") fail("expected Pf(o) after " + last + ", got " + got() + "; Pf(w) and Pf(o) come last");
+      if (word_at() != "Pf" && word_at() != "Nt")
+        fail("expected Pf(w), Pf(o) or Nt(o) after " + last + ", got " + got() + "; " + rule);
     }
     if (peek() != ']')
-      fail(!last.empty() ? "expected ']' after " + last + ", got " + got() + "; Pf(w) and Pf(o) come last"
-                         : "expected ']' after " + fence_text(c.fence) + ", got " + got() +
-                               "; F(r) or F(s) comes last, after V(k), followed only by Pf(w) and Pf(o)");
+      fail(at >= 0 ? "expected ']' after " + last + ", got " + got() + "; " + rule
+                   : "expected ']' after " + last + ", got " + got() +
+                         "; F(r) or F(s) comes last, after V(k), followed only by Pf(w), Pf(o) and Nt(o)");
     ++i_;
   }
 

@@ -88,6 +88,7 @@ std::vector<ParamId> CoordinateView::params() const {
   v.push_back({Param::lseq, Dim::n});
   v.push_back({Param::prefetch, Dim::n});
   v.push_back({Param::prefetch_out, Dim::n});
+  v.push_back({Param::stream_out, Dim::n});
   if (std::any_of(space_.choices.begin(), space_.choices.end(),
                   [](const UkChoice& ch) { return fence_fits(TapFence::s, ch.uk); }))
     v.push_back({Param::fence, Dim::n});
@@ -117,6 +118,7 @@ Config CoordinateView::to_config(const Point& p) const {
   if (fence_fits(p.fence, ch.uk)) c.fence = p.fence;
   c.prefetch = p.prefetch && prefetch_loop(c) >= 0;
   c.prefetch_out = p.prefetch_out;
+  c.stream_out = p.stream_out;
   return c;
 }
 
@@ -138,6 +140,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   p.fence = c.fence;
   p.prefetch = c.prefetch;
   p.prefetch_out = c.prefetch_out;
+  p.stream_out = c.stream_out;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
   if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
@@ -437,6 +440,14 @@ std::vector<Neighbor> CoordinateView::neighbors(const Point& p, std::mt19937_64&
     m.param = {Param::prefetch_out, Dim::n};
     add(x, m);
   }
+  // Nt(o) switched.
+  {
+    Point x = p;
+    x.stream_out = !p.stream_out;
+    Move m;
+    m.param = {Param::stream_out, Dim::n};
+    add(x, m);
+  }
   // Lseq across one level.
   if (space_.choices[size_t(p.choice)].pair)
     for (int dir : {-1, +1}) {
@@ -492,7 +503,8 @@ std::optional<Point> CoordinateView::repeat(const Point& p, const Move& m) const
     case Param::fence:
     case Param::parallel:
     case Param::prefetch:
-    case Param::prefetch_out: return std::nullopt;  // categorical: no direction to go on in
+    case Param::prefetch_out:
+    case Param::stream_out: return std::nullopt;  // categorical: no direction to go on in
   }
   return std::nullopt;
 }
@@ -549,6 +561,9 @@ Point CoordinateView::random_step(const Point& p, ParamId param, std::mt19937_64
       return x;
     case Param::prefetch_out:
       x.prefetch_out = !p.prefetch_out;
+      return x;
+    case Param::stream_out:
+      x.stream_out = !p.stream_out;
       return x;
     case Param::parallel: {
       if (!space_.parallel) return x;

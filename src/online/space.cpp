@@ -257,8 +257,8 @@ double Space::size() const {
         auto [n, len] = counter.count(rem);
         // Each with and without Pf(w) where it has a T on k or c above the
         // reuse loop (config.h prefetch_loop): always, unless both are covered.
-        // And each with and without Pf(o).
-        const double pf = (rem[static_cast<int>(Dim::k)] > 1 || rem[static_cast<int>(Dim::c)] > 1 ? 2 : 1) * 2;
+        // And each with and without Pf(o), and with and without Nt(o).
+        const double pf = (rem[static_cast<int>(Dim::k)] > 1 || rem[static_cast<int>(Dim::c)] > 1 ? 2 : 1) * 2 * 2;
         // 000 §4.2: an Lseq may go at any of the (levels + 1) slots above the reuse loop.
         total += pf * (ch.pair ? len + n : n);
       }
@@ -512,6 +512,10 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   // (config.h). Drawn last: the rest of a sample comes from the same draws as
   // before Pf(o) existed.
   c.prefetch_out = draw(2) == 1;
+  // Nt(o) half the time, drawn after Pf(o) for the same reason: it gains
+  // where the output streams beyond L2 (config.h) and costs where the caller
+  // would find it in cache.
+  c.stream_out = draw(2) == 1;
   return c;
 }
 

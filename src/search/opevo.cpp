@@ -95,6 +95,7 @@ class OpEvoSearch : public SearchStrategy {
       x = view_.with_fence(x, parents[pick(rng_)]->point.fence);  // kept when x's choice allows it
       x.prefetch = parents[pick(rng_)]->point.prefetch;
       x.prefetch_out = parents[pick(rng_)]->point.prefetch_out;
+      x.stream_out = parents[pick(rng_)]->point.stream_out;
       if (view_.space().parallel)  // the P option too, kept when x's choice has it
         x = view_.with_parallel(x, parents[pick(rng_)]->point.par);
       for (const ParamId& p : view_.params())

@@ -84,6 +84,13 @@ INSTANTIATE_TEST_SUITE_P(
         // Pf(o), alone and after Pf(w), over an Lseq.
         Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(o)]"},
         Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w), Pf(o)]"},
+        // Nt(o): streamed once per block by the call with the last r and s
+        // (taps and c outside the microkernel), with Pf(o), over an Lseq, and
+        // in the K tail (K = 40: only vectors at 64-byte offsets stream).
+        Case{"K=32,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k), Nt(o)]"},
+        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(o), Nt(o)]"},
+        Case{"K=16,C=4,H=34,R=1", "[Lseq(h,[(1,8),(1,9)]), T(2,h), T(34,w), T(4,c), U(a,h), V(k), Nt(o)]"},
+        Case{"K=40,C=5,H=4,R=1", "[T(3,k), T(4,h), T(4,w), T(5,c), V(k), Nt(o)]"},
         // R(d) completes a dimension; batch N = 2.
         Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
 
@@ -95,10 +102,11 @@ struct Border {
   bool taps;  // U(S,s) U(R,r) in the microkernel; else T(R,r), T(S,s) outside
   TapFence fence = TapFence::none;  // taps only: F(r) / F(s)
   bool prefetch_out = false;        // Pf(o)
+  bool stream_out = false;          // Nt(o)
 };
 void PrintTo(const Border& b, std::ostream* os) {
   *os << b.shape << (b.taps ? " taps" : " paper") << (b.fence == TapFence::r ? " F(r)" : b.fence == TapFence::s ? " F(s)" : "")
-      << (b.prefetch_out ? " Pf(o)" : "");
+      << (b.prefetch_out ? " Pf(o)" : "") << (b.stream_out ? " Nt(o)" : "");
 }
 
 int64_t largest_divisor(int64_t n, int64_t cap) {
@@ -133,6 +141,7 @@ TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
   Config cfg = border_config(shape, isa.lanes, b.taps);
   cfg.fence = b.fence;
   cfg.prefetch_out = b.prefetch_out;
+  cfg.stream_out = b.stream_out;
   std::string src;
   RunResult r = build_and_run(isa, shape, cfg, &src);
   EXPECT_EQ(r.status, "ok") << to_string(cfg) << ": " << r.detail;
@@ -161,7 +170,78 @@ INSTANTIATE_TEST_SUITE_P(
             Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::none, true},
             Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", false, TapFence::none, true},
             Border{"K=28269,C=2,H=2,R=1,pad=0", true, TapFence::none, true},
-            Border{"K=40,C=4,H=6,R=3,pad=1", true, TapFence::s, true})));
+            Border{"K=40,C=4,H=6,R=3,pad=1", true, TapFence::s, true},
+            // Nt(o): streamed at borders, in the K tail and with taps outside (one streaming call per block)
+            Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::none, false, true},
+            Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", false, TapFence::none, false, true},
+            Border{"K=40,C=4,H=6,R=3,pad=1", true, TapFence::r, true, true})));
+
+// Nt(o) streams only to aligned addresses: a caller's output one float off
+// the vector alignment (the header promises no alignment) must neither fault
+// (a streaming store there is a #GP) nor change a value, and stays inside
+// its buffer; the aligned call is the one the matrix above checks against
+// the reference.
+class ConvStream : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvStream, UnalignedOutputEqualsAlignedAndStaysInside) {
+  Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  for (const char* text : {"K=32,C=4,H=6,R=3,pad=1", "K=16,C=3,H=12,R=7,stride=2,pad=3"}) {
+    const Shape shape = parse_shape(text);
+    Config cfg = border_config(shape, isa.lanes, true);
+    cfg.stream_out = true;
+    test::TempDir td;
+    GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_conv", "test"});
+    ASSERT_NE(k.c_source.find(Isa::expand(isa.store_stream, {{"ptr", ""}, {"val", ""}}).substr(0, 10)), std::string::npos);
+    test::write_file(td.file("k.c"), k.c_source);
+    test::write_file(td.file("main.c"), fmt::format(R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "k.c"
+enum {{ NI = {0}, NW = {1}, NO = {2}, G = 64 }};
+/* 64-byte aligned (the compile is -std=c99: no aligned_alloc); never freed */
+static float *aligned(size_t floats) {{
+  char *p = malloc(sizeof(float) * floats + 64);
+  return (float *)(p + (64 - (size_t)p % 64));
+}}
+int main(void) {{
+  float *in = malloc(sizeof(float) * NI), *kcrs = malloc(sizeof(float) * NW);
+  float *packed = aligned(ct_conv_packed_floats), *a = aligned(NO), *b = aligned(NO + 2 * G + 1);
+  for (long i = 0; i < NI; ++i) in[i] = (float)((i * 7) % 13) - 6.0f;
+  for (long i = 0; i < NW; ++i) kcrs[i] = (float)((i * 5) % 11) * 0.25f - 1.0f;
+  ct_conv_pack(kcrs, packed);
+  memset(b, 0x5a, sizeof(float) * (NO + 2 * G + 1));
+  float *u = b + G + 1;  /* 4 bytes past a 64-byte boundary */
+  ct_conv(in, packed, a);
+  ct_conv(in, packed, u);
+  for (long i = 0; i < NO; ++i)
+    if (memcmp(&a[i], &u[i], sizeof(float)) != 0) {{ printf("differ at %ld: %g vs %g\n", i, a[i], u[i]); return 1; }}
+  for (long i = 0; i < G + 1; ++i)  /* G + 1 floats before u, G after its end */
+    if (((unsigned char *)b)[4 * i] != 0x5a || (i < G && ((unsigned char *)(u + NO))[4 * i] != 0x5a)) {{
+      printf("guard %ld\n", i);
+      return 1;
+    }}
+  long nonzero = 0;
+  for (long i = 0; i < NO; ++i) nonzero += a[i] != 0.0f;
+  printf("ok %ld\n", nonzero);
+  return 0;
+}}
+)",
+                                                    shape.N * shape.H * shape.W * shape.C,
+                                                    shape.K * shape.C * shape.R * shape.S,
+                                                    shape.N * shape.Ho() * shape.Wo() * shape.K));
+    Compiler cc = Compiler::from_env(isa.cflags);
+    cc.output_flags = {};
+    CompileResult c = compile_one(cc, {td.file("main.c"), td.file("main")});
+    ASSERT_TRUE(c.ok) << c.log;
+    const test::CliResult r = test::run_command(td.file("main"));
+    EXPECT_EQ(r.exit_code, 0) << text << ": " << r.out;
+    EXPECT_EQ(r.out.substr(0, 3), "ok ") << text << ": " << r.out;
+    EXPECT_GT(std::atol(r.out.c_str() + 3), shape.N * shape.Ho() * shape.Wo() * shape.K / 2) << r.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ConvStream, ::testing::Values(std::string("avx512"), std::string("avx2")));
 
 // Issue 13: fused epilogues, for every ISA this CPU runs, equal the reference
 // (convolution, then ct_ref_epilogue) at every output element with guard
@@ -448,6 +528,36 @@ TEST(ConvCodegenText, PrefetchOutputLinesAhead) {
       isa, {shape, parse_config("[T(2,k), T(4,h), T(2,w), T(4,c), U(4,c), U(2,w), U(2,k), V(k)]"), "f", ""});
   EXPECT_EQ(plain.c_source.find("_MM_HINT_T0"), std::string::npos);
   EXPECT_EQ(plain.c_source.find("po"), std::string::npos);
+}
+
+// Nt(o): only the call with the last r and s streams its block (the c loop
+// is the microkernel's own); a block whose taps are all in the microkernel
+// streams on every call; a fence ends the function and, under P, each
+// thread's loop body; none of it without Nt(o). K = 20 on 8 lanes: pixels
+// 80 bytes apart, so w = 0's vector streams and w = 1's stores as before,
+// and so does the K tail (stored masked).
+TEST(ConvCodegenText, StreamingStoresOnTheLastVisit) {
+  Isa isa = load_isa("avx2");
+  const Shape shape = parse_shape("K=20,C=8,H=6,R=3");
+  auto gen = [&](const char* config) { return generate_conv(isa, {shape, parse_config(config), "f", ""}).c_source; };
+  const std::string outside = gen("[T(3,k), T(3,r), T(3,h), T(3,w), T(3,s), T(8,c), U(2,w), U(2,h), V(k), Nt(o)]");
+  EXPECT_NE(outside.find("      const int last = r == 2 && s == 2;\n"), std::string::npos) << outside;
+  EXPECT_NE(outside.find("(input, io, wp, op, 8, acc, last);"), std::string::npos);
+  EXPECT_NE(outside.find("  if (last && ((__UINTPTR_TYPE__)O & 31) == 0) {\n    _mm256_stream_ps(O + 0, acc_h0_w0_k0);\n"
+                         "    _mm256_storeu_ps(O + 20, acc_h0_w1_k0);\n"),
+            std::string::npos);
+  EXPECT_NE(outside.find("  } else {\n    _mm256_storeu_ps(O + 0, acc_h0_w0_k0);\n"), std::string::npos);
+  EXPECT_NE(outside.find("    _mm256_maskstore_ps(O + 0,"), std::string::npos);  // the tail variant, both paths
+  EXPECT_NE(outside.find("  _mm_sfence();  /* Nt(o) */\n}\n"), std::string::npos);
+  const std::string inside = gen("[T(3,k), T(3,h), T(3,w), T(8,c), U(3,s), U(3,r), U(2,w), U(2,h), V(k), Nt(o)]");
+  EXPECT_NE(inside.find("      const int last = 1;\n"), std::string::npos) << inside;
+  const std::string threads = gen("[P(3,k), T(3,r), T(3,h), T(3,w), T(3,s), T(8,c), U(2,w), U(2,h), V(k), Nt(o)]");
+  EXPECT_NE(threads.find("    _mm_sfence();  /* Nt(o) */\n  }\n  _mm_sfence();  /* Nt(o) */\n}\n"), std::string::npos)
+      << threads;
+  const std::string plain = gen("[T(3,k), T(3,r), T(3,h), T(3,w), T(3,s), T(8,c), U(2,w), U(2,h), V(k)]");
+  EXPECT_EQ(plain.find("last"), std::string::npos);
+  EXPECT_EQ(plain.find("stream"), std::string::npos);
+  EXPECT_EQ(plain.find("sfence"), std::string::npos);
 }
 
 // K = 20 on 16 lanes: the second vector keeps 4 lanes, loaded and stored masked.

@@ -84,6 +84,7 @@ TEST(Config, RoundTrip) {
         std::string("[T(256,c), U(3,s), V(k), F(s)]"),
         std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]"),
         std::string("[T(2,c), T(2,c), V(k), Pf(o)]"), std::string("[T(2,c), U(3,s), V(k), F(s), Pf(w), Pf(o)]"),
+        std::string("[T(2,c), V(k), Nt(o)]"), std::string("[T(2,c), U(3,s), V(k), F(r), Pf(w), Pf(o), Nt(o)]"),
         std::string("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k), Pf(w)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
@@ -152,25 +153,27 @@ TEST(Config, ParseErrors) {
             "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq, P or F");
   EXPECT_EQ(parse_error("[T(16,k), ]"),
             "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'");
+  const std::string fence_rule = "F(r) or F(s) comes last, after V(k), followed only by Pf(w), Pf(o) and Nt(o)";
+  const std::string rule = "Pf(w), Pf(o) and Nt(o) come last, in that order, each at most once";
   EXPECT_EQ(parse_error("[T(16,c), F(s), V(k)]"),
-            "config: at column 17: expected Pf(w) or Pf(o) after F(s), got 'V'; F(r) or F(s) comes last, after V(k), "
-            "followed only by Pf(w) and Pf(o)");
+            "config: at column 17: expected Pf(w), Pf(o) or Nt(o) after F(s), got 'V'; " + fence_rule);
   EXPECT_EQ(parse_error("[V(k), F(r), F(s)]"),
-            "config: at column 14: expected Pf(w) or Pf(o) after F(r), got 'F'; F(r) or F(s) comes last, after V(k), "
-            "followed only by Pf(w) and Pf(o)");
-  EXPECT_EQ(parse_error("[V(k), F(r) V(k)]"),
-            "config: at column 13: expected ']' after F(r), got 'V'; F(r) or F(s) comes last, after V(k), followed "
-            "only by Pf(w) and Pf(o)");
+            "config: at column 14: expected Pf(w), Pf(o) or Nt(o) after F(r), got 'F'; " + fence_rule);
+  EXPECT_EQ(parse_error("[V(k), F(r) V(k)]"), "config: at column 13: expected ']' after F(r), got 'V'; " + fence_rule);
   EXPECT_EQ(parse_error("[V(k), Pf(w), F(r)]"),
-            "config: at column 15: expected Pf(o) after Pf(w), got 'F'; Pf(w) and Pf(o) come last");
-  EXPECT_EQ(parse_error("[V(k), Pf(o) V(k)]"),
-            "config: at column 14: expected ']' after Pf(o), got 'V'; Pf(w) and Pf(o) come last");
-  EXPECT_EQ(parse_error("[V(k), Pf(o), Pf(w)]"),
-            "config: at column 13: expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
+            "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(w), got 'F'; " + rule);
+  EXPECT_EQ(parse_error("[V(k), Pf(o) V(k)]"), "config: at column 14: expected ']' after Pf(o), got 'V'; " + rule);
+  EXPECT_EQ(parse_error("[V(k), Pf(o), Pf(w)]"), "config: at column 15: unexpected Pf(w) after Pf(o); " + rule);
   EXPECT_EQ(parse_error("[V(k), Pf(o), F(r)]"),
-            "config: at column 13: expected ']' after Pf(o), got ','; Pf(o) comes last, after Pf(w)");
-  EXPECT_EQ(parse_error("[V(k), Pf(w), Pf(w)]"),
-            "config: at column 18: unexpected Pf(w) after Pf(w); Pf(w) and Pf(o) come at most once each");
+            "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(o), got 'F'; " + rule);
+  EXPECT_EQ(parse_error("[V(k), Pf(w), Pf(w)]"), "config: at column 15: unexpected Pf(w) after Pf(w); " + rule);
+  EXPECT_EQ(parse_error("[V(k), Nt(o), Pf(o)]"), "config: at column 15: unexpected Pf(o) after Nt(o); " + rule);
+  EXPECT_EQ(parse_error("[V(k), F(s), Nt(o), Nt(o)]"), "config: at column 21: unexpected Nt(o) after Nt(o); " + rule);
+  EXPECT_EQ(parse_error("[V(k), Nt(o) V(k)]"), "config: at column 14: expected ']' after Nt(o), got 'V'; " + rule);
+  EXPECT_EQ(parse_error("[V(k), Nt(w)]"),
+            "config: at column 11: expected o in Nt(...), got 'w'; Nt(o) stores the output block with non-temporal "
+            "stores");
+  EXPECT_EQ(parse_error("[V(k), Nt]"), "config: at column 10: expected '(' after 'Nt', got ']'");
   EXPECT_EQ(parse_error("[V(k), Pf(k)]"),
             "config: at column 11: expected w or o in Pf(...), got 'k'; Pf(w) prefetches the next weights, Pf(o) the "
             "output block");

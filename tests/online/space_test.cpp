@@ -398,9 +398,9 @@ TEST(Space, EveryLseqSlotIsReached) {
   ASSERT_EQ(slots.size(), 2u);
   for (const auto& [levels, seen] : slots) EXPECT_EQ(seen.size(), levels + 1) << levels;
   // size(): reuse 1 gives 2 orders x 3 slots, reuse 2 gives 1 x 2; each with
-  // and without Pf(w) (a T on k is always above the reuse loop) and Pf(o).
-  EXPECT_EQ(sp.size(), 32.0);
-  EXPECT_EQ(distinct.size(), 32u);
+  // and without Pf(w) (a T on k is always above the reuse loop), Pf(o) and Nt(o).
+  EXPECT_EQ(sp.size(), 64.0);
+  EXPECT_EQ(distinct.size(), 64u);
 }
 
 TEST(Space, SizeMatchesExhaustiveSampling) {
@@ -414,7 +414,7 @@ TEST(Space, SizeMatchesExhaustiveSampling) {
   EXPECT_GE(pairs, 1);
   std::mt19937_64 rng(11);
   std::set<std::string> distinct;
-  for (int i = 0; i < 50000; ++i) {  // all 156 are reached after ~6000
+  for (int i = 0; i < 150000; ++i) {  // all 1240 are reached after ~60000
     Config c = sample_config(sp, rng);
     if (distinct.insert(to_string(c)).second) {
       ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);

@@ -36,7 +36,7 @@ Space space_of(const std::string& shape) { return build_space(parse_shape(shape)
 
 // 1x1, so each also has the Flat(hw) view's choices (config.h):
 const std::string kMid = "K=64,C=4,H=10,W=4,R=1";   // 18516 configurations without Pf(w) over 10x4 outputs
-const std::string kTiny = "K=32,C=4,H=10,W=2,R=1";  // 3888 over 10x2 (1944 without Pf(o), 978 without either), 6920 with Flat(hw)
+const std::string kTiny = "K=32,C=4,H=10,W=2,R=1";  // 7776 over 10x2 (3888 without Nt(o)), 13840 with Flat(hw)
 
 ClassTable shipped_table() { return read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx512.json"); }
 
@@ -136,18 +136,18 @@ TEST(Coordinates, NeighboursCoverEveryParameter) {
   std::set<Param> kinds;
   for (int i = 0; i < 50; ++i)
     for (const Neighbor& n : v.neighbors(v.random_point(rng), rng)) kinds.insert(n.move.param.kind);
-  EXPECT_EQ(kinds.size(), 6u);  // factor, order, choice, lseq, prefetch, prefetch_out
-  EXPECT_EQ(v.params().size(), 12u);
+  EXPECT_EQ(kinds.size(), 7u);  // factor, order, choice, lseq, prefetch, prefetch_out, stream_out
+  EXPECT_EQ(v.params().size(), 13u);
 }
 
 // The tap fence (config.h F(r) / F(s)) is a parameter where some microkernel
 // holds taps: neighbours reach both fences, the text round-trips, and a choice
 // without taps drops the fence.
 TEST(Coordinates, TapFenceIsAParameter) {
-  EXPECT_EQ(CoordinateView(space_of(kMid)).params().size(), 12u);  // 1x1 microkernels only: no fence
+  EXPECT_EQ(CoordinateView(space_of(kMid)).params().size(), 13u);  // 1x1 microkernels only: no fence
   Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
   CoordinateView v(sp);
-  ASSERT_EQ(v.params().size(), 13u);
+  ASSERT_EQ(v.params().size(), 14u);
   EXPECT_EQ(v.params().back().kind, Param::fence);
   int taps = -1, plain = -1;
   for (size_t i = 0; i < sp.choices.size(); ++i) {
@@ -230,7 +230,7 @@ TEST(Coordinates, ParallelOptionIsAParameter) {
   Space sp = build_space(parse_shape(kMid), small_table(), 16, 2);
   ASSERT_TRUE(sp.parallel);
   CoordinateView v(sp);
-  EXPECT_EQ(v.params().size(), 13u);
+  EXPECT_EQ(v.params().size(), 14u);
   EXPECT_EQ(v.params().back().kind, Param::parallel);
   std::mt19937_64 rng(2);
   std::set<Param> kinds;
@@ -246,7 +246,7 @@ TEST(Coordinates, ParallelOptionIsAParameter) {
     }
     pars.insert(to_string(parallel_specs(v.random_step(p, {Param::parallel, Dim::n}, rng).par)[0]));
   }
-  EXPECT_EQ(kinds.size(), 7u);
+  EXPECT_EQ(kinds.size(), 8u);
   EXPECT_EQ(pars, (std::set<std::string>{"P(2,k)", "P(2,h)", "P(2,w)"}));
   EXPECT_TRUE(v.from_config(parse_config("[P(2,k), T(2,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));
   EXPECT_FALSE(v.from_config(parse_config("[T(4,k), T(5,h), T(4,w), T(4,c), U(2,h), V(k)]")));  // no P
@@ -341,7 +341,8 @@ struct Objective {
       return n;
     };
     if (pa && pb) d += std::abs(above(a) - above(b));
-    d += (a.prefetch != b.prefetch) + (a.prefetch_out != b.prefetch_out);  // switches that matter
+    d += (a.prefetch != b.prefetch) + (a.prefetch_out != b.prefetch_out) +
+         (a.stream_out != b.stream_out);  // switches that matter
     return d;
   }
 
@@ -398,7 +399,7 @@ TEST_P(Strategies, FindTheOptimumOfASyntheticObjective) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     auto s = make_strategy(GetParam(), sp, seed);
     Trace run;
-    drive(*s, f, 1000, 4, &run, target);
+    drive(*s, f, 2000, 4, &run, target);
     EXPECT_GE(run.found_at, 0) << GetParam() << " seed " << seed << " did not reach " << target;
     if (run.found_at >= 0)
       std::printf("%s seed %llu: optimum at trial %lld\n", GetParam().c_str(), (unsigned long long)seed,
@@ -409,19 +410,19 @@ TEST_P(Strategies, FindTheOptimumOfASyntheticObjective) {
 // Exhausting a small space: nothing twice, and then nothing at all.
 TEST_P(Strategies, NeverProposeTwiceAndStopWhenExhausted) {
   Space sp = space_of(kTiny);
-  ASSERT_EQ(sp.size(), 6920);  // 3888 over 10x2 outputs (966 with a k or c loop above the reuse loop, with and
-                               // without Pf(w), and 12 without; each with and without Pf(o)), 3032 over the
-                               // Flat(hw) column of 20
+  ASSERT_EQ(sp.size(), 13840);  // 7776 over 10x2 outputs (966 with a k or c loop above the reuse loop, with
+                                // and without Pf(w), and 12 without; each with and without Pf(o), and with
+                                // and without Nt(o)), 6064 over the Flat(hw) column of 20
   CoordinateView v(sp);
   Objective f{v, target_point(v)};
   auto s = make_strategy(GetParam(), sp, 3);
   Trace run;
-  drive(*s, f, 10000, 7, &run);
-  EXPECT_GT(run.log.size(), 6400u) << GetParam();  // restarts / random fill reach nearly all
+  drive(*s, f, 20000, 7, &run);
+  EXPECT_GT(run.log.size(), 12800u) << GetParam();  // restarts / random fill reach nearly all
   // An empty batch ends a run; asked again, a strategy may still find a few
   // by sampling, never a measured one, and then gives up for good.
-  for (int again = 0; again < 20; ++again) drive(*s, f, 10000, 7, &run);
-  EXPECT_LE(run.log.size(), 6920u);
+  for (int again = 0; again < 20; ++again) drive(*s, f, 20000, 7, &run);
+  EXPECT_LE(run.log.size(), 13840u);
 }
 
 // --resume replays the log through observe(); the strategy goes on with new

@@ -68,6 +68,11 @@ struct Isa {
   // how many multiply-adds before the end of its reduction a call issues it.
   std::string prefetch_out;
   int output_ahead_fmas = 384;
+  // Nt(o) ("stream" block): an output vector's store that bypasses the
+  // caches, legal at addresses that are multiples of stream_align bytes, and
+  // the fence that orders such stores ("" for none).
+  std::string store_stream, stream_fence;
+  int stream_align = 64;
   std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs

@@ -44,6 +44,11 @@ struct UkVariant {
   // step's multiply-adds), or 0 when nc is smaller, prefetch every line of
   // the block's output (CONTRACT.md "Prefetch"); not part of full().
   bool prefetch_out = false;
+  // Nt(o) (online/config.h): the function takes `int last` (after accumulate,
+  // shared with the epilogue's) and, when it is set and O is aligned to the
+  // ISA's stream_align, stores the block's vectors at aligned offsets with
+  // store_stream (CONTRACT.md "Non-temporal stores"); not part of full().
+  bool stream_out = false;
   // Flat(hw) at stride > 1 (online/config.h): per h, the input offset of
   // output row h's pixel from io, for a block of the flat view that runs
   // across the end of an output row; empty = h*ST*IROW (CONTRACT.md "Flat").

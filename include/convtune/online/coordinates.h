@@ -40,10 +40,11 @@ struct Point {
   TapFence fence = TapFence::none;            // F(r) / F(s); printed only where the choice allows it
   bool prefetch = false;                      // Pf(w); printed only where the configuration has its loop
   bool prefetch_out = false;                  // Pf(o)
+  bool stream_out = false;                    // Nt(o)
 };
 
 /// The parameters of a point (002 §3: mu of them).
-enum class Param { factor, order, choice, lseq, fence, parallel, prefetch, prefetch_out };
+enum class Param { factor, order, choice, lseq, fence, parallel, prefetch, prefetch_out, stream_out };
 struct ParamId {
   Param kind = Param::factor;
   Dim dim = Dim::n;  // factor only
@@ -79,7 +80,7 @@ class CoordinateView {
 
   /// The parameters: 7 factorizations, the order, the choice, the Lseq, the
   /// fence when some choice allows one, the P option when the space has one,
-  /// Pf(w) and Pf(o).
+  /// Pf(w), Pf(o) and Nt(o).
   std::vector<ParamId> params() const;
   int slot_id(Dim d, int slot) const { return offset_[static_cast<int>(d)] + slot; }
   int num_slots(Dim d) const { return nu_[static_cast<int>(d)]; }
@@ -90,7 +91,7 @@ class CoordinateView {
   /// swapped, the previous/next microkernel of the class, the nearest-h
   /// member of up to `classes` other classes (drawn with rng), the Lseq
   /// across one level, every other fence and every other P option of the
-  /// choice, and Pf(w) and Pf(o) switched. Only points whose configuration differs from p's,
+  /// choice, and Pf(w), Pf(o) and Nt(o) switched. Only points whose configuration differs from p's,
   /// each configuration once.
   std::vector<Neighbor> neighbors(const Point& p, std::mt19937_64& rng, int classes = 4) const;
   /// The same move again from p (the next value along that direction), or
@@ -101,8 +102,8 @@ class CoordinateView {
   /// the adjacent values (factor: any prime between any two slots; order:
   /// any two-cycle; choice: previous/next in the class or the nearest-h
   /// member of any other class; Lseq: across one level; fence: any other
-  /// fence the choice allows; parallel: any other P option; prefetch and
-  /// prefetch_out: switched). Unchanged if the
+  /// fence the choice allows; parallel: any other P option; prefetch,
+  /// prefetch_out and stream_out: switched). Unchanged if the
   /// parameter has no neighbour.
   Point random_step(const Point& p, ParamId param, std::mt19937_64& rng) const;
   /// 002 §4.3's q-random walk on one parameter: steps while uniform < q.
