@@ -143,7 +143,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Pf(w): NEON's prefetch template (__builtin_prefetch).
         Case{"K=8,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(w)]"},
         // Pf(o): NEON's write prefetch (__builtin_prefetch(p, 1, 3)), with the K tail.
-        Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(o)]"}));
+        Case{"K=6,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(o)]"},
+        // Nt(o): NEON's stream store is the plain store and its fence empty, so the same values.
+        Case{"K=6,C=5,H=4,R=3", "[T(2,k), T(3,r), T(4,h), T(4,w), T(3,s), T(5,c), V(k), Nt(o)]"}));
 
 // Issue 13 on 4 lanes (natively or under qemu): the epilogue's ISA data for
 // NEON, with a K tail of 2 lanes read lane by lane (ct_neon_load_n), tap and
