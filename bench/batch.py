@@ -83,7 +83,7 @@ def row_for(a, net, name, sel, trials):
     if not a.bench_only and not complete:
         run([a.convtune, "tune"] + sel + ["--trials", str(trials), "--seed", str(a.seed), "--out", tdir, "--json", "-q",
                                            "--no-onednn"] + (["--resume"] if a.resume else []) + timing +
-            a.tune_args.split())
+            [x.replace("{layer}", name) for x in a.tune_args.split()])
     recs = benchlib.read_log(log)
     cache = os.path.join(a.out, "bench", name + ".json")
     b = None
@@ -215,7 +215,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--processes", type=int, default=1,
                     help="fresh processes per bench, each with its own buffers (convtune bench --processes)")
-    ap.add_argument("--tune-args", default="", help="extra arguments for convtune tune")
+    ap.add_argument("--tune-args", default="",
+                    help="extra arguments for convtune tune; {layer} becomes the layer's name, e.g. "
+                         "--start-from OLD/tune/{layer} to refine an earlier batch's kernels")
     ap.add_argument("--bench-args", default="", help="extra arguments for convtune bench")
     ap.add_argument("--bench-only", action="store_true",
                     help="no tuning: bench the kernels the logs deliver (with --resume, keep bench results)")

@@ -48,6 +48,16 @@ def main():
                  "--convtune", convtune, "--min-repeat-ms", "2", "--repeat", "1",
                  "--tune-args", "--table " + os.path.join(ROOT, "configs", "tables", host_isa(convtune) + ".json")]
         run(batch + ["--trials", "2"])
+        # {layer} in --tune-args: a second batch starts each layer's hill climb from the first's kernel.
+        refine = os.path.join(out, "refine")
+        run(batch[:batch.index("--out") + 1] + [refine] + batch[batch.index("--out") + 2:-1] +
+            [batch[-1] + " --search hillclimb --start-from " + os.path.join(out, "tune", "{layer}"), "--trials", "2"])
+        for layer in ("tiny-0", "tiny-1"):
+            with open(os.path.join(out, "tune", layer, "finalists.json")) as f:
+                winner = json.load(f)["winner"]
+            with open(os.path.join(refine, "tune", layer, "log.jsonl")) as f:
+                first = json.loads(f.readline())
+            check(first["config"] == winner, f"{layer}: the refinement started from {first['config']}, not {winner}")
         bench0 = os.path.join(out, "bench", "tiny-0.json")
         first = os.path.getmtime(bench0)
         # Resumed with one more trial: the logs grow, so both layers are benched again.

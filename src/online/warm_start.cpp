@@ -8,6 +8,7 @@
 
 #include "convtune/core/error.h"
 #include "convtune/online/coordinates.h"
+#include "convtune/online/delivered.h"
 #include "convtune/online/finalist.h"
 #include "convtune/online/records.h"
 
@@ -40,6 +41,11 @@ Config best_config_of_log(const std::string& path, const Shape& shape) {
   if (best.empty())
     throw Error(fmt::format("--start-from: log '{}' holds no successful candidate; give a log with at least one",
                             path));
+  // The kernel that tune delivered (delivered.h: finalists.json's winner)
+  // when it chose one: the re-measure and duel ranked it where the log's
+  // figures could not tell the top apart.
+  const DeliveredKernel d = delivered_kernel(path, shape, 0, best[0].epilogue);
+  if (d.found && d.finalist) return parse_config(d.record.config);
   return parse_config(best[0].config);
 }
 

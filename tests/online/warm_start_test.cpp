@@ -78,5 +78,29 @@ TEST(WarmStart, WrongLogsAreOneLineErrors) {
                 "' holds no successful candidate; give a log with at least one");
 }
 
+// The delivered kernel is the start: finalists.json's winner, though the log
+// measured another faster; without it, the fastest record.
+TEST(WarmStart, StartsFromTheFinalistsWinner) {
+  test::TempDir td;
+  const std::string log = td.file("log.jsonl");
+  const char* slow = "[T(8,h), T(4,k), T(8,w), T(4,c), V(k)]";
+  const char* fast = "[T(4,k), T(8,h), T(8,w), T(4,c), V(k)]";
+  for (auto [config, gflops] : {std::pair<const char*, double>{slow, 90}, {fast, 100}}) {
+    Record r;
+    r.shape = kShape.to_string();
+    r.config = config;
+    r.status = "ok";
+    r.gflops = r.real_gflops = gflops;
+    r.percent_peak = gflops / 2;
+    r.peak_gflops = 200;
+    r.seconds = 1 / gflops;
+    r.samples = {r.seconds};
+    append_record(log, r);
+  }
+  EXPECT_EQ(to_string(best_config_of_log(log, kShape)), fast);
+  test::write_file(td.file("finalists.json"), std::string("{\"winner\": \"") + slow + "\"}");
+  EXPECT_EQ(to_string(best_config_of_log(log, kShape)), slow);
+}
+
 }  // namespace
 }  // namespace convtune::warm_start_test

@@ -19,7 +19,8 @@ namespace convtune {
 /// the first that exists. Throws Error naming what was looked for.
 std::string start_log_path(const std::string& path, const std::string& layer);
 
-/// The configuration of the fastest ok record of the log at `path`, which must
+/// The configuration tune delivered from the log at `path` (finalists.json's
+/// winner beside it, delivered.h), else of its fastest ok record; the log must
 /// be a tune of `shape`. Throws Error (one line, what to do) when it is not,
 /// or holds no successful candidate.
 Config best_config_of_log(const std::string& path, const Shape& shape);
