@@ -60,13 +60,13 @@
 // that completes an output block's reduction (its last visit, as for the
 // epilogue) writes it with non-temporal stores (the ISA's store_stream), so an
 // output larger than L2 is not first read for ownership and does not evict
-// the input and weights (oneDNN's jit kernels stream large outputs the same
-// way, jit_generator's uni_vmovntps). Vectors whose address is not aligned
+// the input and weights. Vectors whose address is not aligned
 // to the vector (an unaligned user buffer, K not a multiple of the lanes) and
 // the K tail store as before; one store fence ends the call (each thread's
 // share, under P). A tuned switch: by hand, it made stop 45's resnet18-1
-// kernel (3.2 MB of output) 4.5-7 % faster on a busy Zen 5; an output that
-// fits in cache and is read next by the caller loses.
+// kernel (3.2 MB of output) 4.5-7 % faster on a busy Zen 5, but in tune's
+// protocol it lost on 22 of 23 layers there (space.cpp): an output found in
+// cache by ordinary stores, written again or read next by the caller, loses.
 //
 // Flat(hw) (beyond 000; issue 11): first of all, before the loops: the
 // configuration tiles the output as one column of Ho*Wo pixels (h runs over
