@@ -45,7 +45,7 @@ run host build ""
 asan_long=(
   'ProfileResume\.KilledAnywhere' 'Log\.(KillNine|TornLastLine)' 'CliTuneNetwork\.TheTableWarning'
   'Finalists\.(TheDuelDropsAHanging|ResumedFinalists|AWinnerWrongAtOne|TopOneMeasures|DuelRoundsZero|WhenEveryFinalist)'
-  'Tune\.(ResumeRepeatsNothing|SameSeedSameCandidates)' 'NeverProposeTwiceAndStopWhenExhausted/"(opevo|random-hillclimb)"'
+  'Tune\.(ResumeRepeatsNothing|SameSeedSameCandidates)' 'NeverProposeTwiceAndStopWhenExhausted'
   'Bench\.(FreshProcesses|ThreadListPrints|TuneEndsWith)' 'LibraryBench\.ExportedLibrary'
 )
 asan_skip="^(cluster_|batch_script)|Neon(Ukernels|Cli)|ConvNeon|$(IFS='|'; echo "${asan_long[*]}")"

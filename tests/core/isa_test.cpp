@@ -107,6 +107,34 @@ TEST(IsaSpace, EpilogueOperationsAreData) {
   EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }), "ISA description x.json: key 'epilogue' is missing");
 }
 
+// Nt(o)'s stores and fence are data too: each ISA's store takes {ptr} and
+// {val}, aligned to a power of two no wider than a vector; a missing or bad
+// key is named.
+TEST(IsaSpace, StreamStoresAreData) {
+  for (const auto& name : known_isas()) {
+    Isa isa = load_isa(name);
+    EXPECT_NE(isa.store_stream.find("{ptr}"), std::string::npos) << name;
+    EXPECT_NE(isa.store_stream.find("{val}"), std::string::npos) << name;
+    EXPECT_EQ(isa.stream_align & (isa.stream_align - 1), 0) << name;
+    EXPECT_LE(isa.stream_align, isa.lanes * 4) << name;
+  }
+  EXPECT_EQ(load_isa("avx512").stream_fence, "_mm_sfence()");
+  EXPECT_EQ(load_isa("neon").stream_fence, "");
+  nlohmann::json j = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
+  j["stream"]["align_bytes"] = 48;
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'stream.align_bytes' must be a power of two, at least 4");
+  j["stream"]["align_bytes"] = 32;
+  j["stream"].erase("fence");
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'stream.fence' is missing");
+  j["stream"] = "x";
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'stream' has the wrong type");
+  j.erase("stream");
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }), "ISA description x.json: key 'stream' is missing");
+}
+
 TEST(IsaSpace, NeonHasTheBoundsOf32Registers) {
   Isa neon = load_isa("neon");
   EXPECT_EQ(neon.lanes, 4);
