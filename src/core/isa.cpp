@@ -188,6 +188,9 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.add = get<std::string>(ep, "add", origin, "epilogue.");
   isa.max = get<std::string>(ep, "max", origin, "epilogue.");
   isa.min = get<std::string>(ep, "min", origin, "epilogue.");
+  auto wg = get<nlohmann::json>(j, "winograd", origin);
+  if (!wg.is_object()) throw Error(fmt::format("ISA description {}: key 'winograd' has the wrong type", origin));
+  isa.sub = get<std::string>(wg, "sub", origin, "winograd.");
   auto pf = get<nlohmann::json>(j, "prefetch", origin);
   if (!pf.is_object()) throw Error(fmt::format("ISA description {}: key 'prefetch' has the wrong type", origin));
   isa.prefetch = get<std::string>(pf, "line", origin, "prefetch.");

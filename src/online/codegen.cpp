@@ -10,6 +10,7 @@
 // weights are packed once into the order the microkernel reads them; the K tail
 // is stored with masks, so the output is exactly K wide.
 #include "convtune/online/codegen.h"
+#include "convtune/online/wino_codegen.h"
 
 #include <algorithm>
 #include <array>
@@ -499,7 +500,9 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   while (ublock > 0 && specs[ublock - 1].kind == SpecKind::U) --ublock;
   const int64_t Kp = sh.padded_K(isa.lanes);
 
-  Gen g{isa, view, sh, in.config.flat, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  const bool wino = in.config.wino;
+  // Wino(2): the loops are one of the 16 GEMMs, whose input is the transformed tiles (the view's own layout).
+  Gen g{isa, view, wino ? view : sh, in.config.flat, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
@@ -509,15 +512,15 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   }
   g.layout.in_pix = sh.C;
   // Flat(hw): the view's rows are output pixels, ST input pixels apart within an output row.
-  g.layout.in_row = in.config.flat ? sh.stride * sh.C : sh.W * sh.C;
+  g.layout.in_row = in.config.flat ? sh.stride * sh.C : wino ? sh.C : sh.W * sh.C;
   g.layout.stride = in.config.flat ? 1 : sh.stride;
   g.layout.w_c = g.kb;
   g.layout.w_s = g.cu * g.kb;
-  g.layout.w_r = sh.S * g.cu * g.kb;
-  g.layout.w_it = sh.R * sh.S * g.cu * g.kb;
+  g.layout.w_r = view.S * g.cu * g.kb;  // the view's filter: 1x1 under Flat(hw) and Wino(2)
+  g.layout.w_it = view.R * view.S * g.cu * g.kb;
   g.layout.out_pix = sh.K;
   g.layout.out_row = view.Wo() * sh.K;
-  g.epilogue = in.epilogue;
+  g.epilogue = wino ? Epilogue::none : in.epilogue;  // Wino(2): the output transform applies it
   g.fence = in.config.fence;
   if (in.config.prefetch) plan_prefetch(g, in.config);
   g.prefetch_out = in.config.prefetch_out;
@@ -528,11 +531,15 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
 
   const std::string cfg = to_string(in.config);
   const std::string fn = in.function_name, FN = upper(fn);
-  const int64_t packed = packed_weight_floats(sh, isa.lanes);
+  const int64_t packed = wino ? wino_packed_floats(sh, isa.lanes) : packed_weight_floats(sh, isa.lanes);
   const int64_t threads = config_threads(in.config);
   // How many threads and how they are chosen: the header says it where a user reads it.
   const std::string threads_doc =
-      threads > 1 ? fmt::format(
+      wino ? fmt::format("/* Threads: runs on the calling thread. Wino(2): the call writes the scratch at the end of\n"
+                         "   the packed buffer (floats {} to {}), so threads that call it at the same time need\n"
+                         "   a packed buffer each. */\n",
+                         wino_weight_floats(sh, isa.lanes), packed)
+      : threads > 1 ? fmt::format(
                         "/* Threads: {0}, fixed by the configuration's P loops (OpenMP num_threads({0}); neither\n"
                         "   OMP_NUM_THREADS nor omp_set_num_threads changes it). Compile with -fopenmp; without it\n"
                         "   the pragma is ignored and the same code runs on the calling thread. Call it from one\n"
@@ -553,13 +560,17 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       " * Layouts (element strides; see microkernels/CONTRACT.md):\n"
       " *   input   [N][H][W][C] = [{}][{}][{}][{}]  NHWC, not padded: padding taps are skipped\n"
       " *   weights [K][C][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
-      " *           into {} floats: [Kp/{}][C/{}][R][S][{}][{}], Kp = {}\n"
+      " *           into {} floats: {}[Kp/{}][C/{}][R][S][{}][{}], Kp = {}{}\n"
       " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
       "{}"
       " */\n",
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
       threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
-      fn, packed, g.kb, g.cu, g.cu, g.kb, Kp, sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
+      fn, packed, wino ? "Winograd F(2x2,3x3): [16]" : "", g.kb, g.cu, g.cu, g.kb, Kp,
+      wino ? fmt::format(" (R = S = 1: G g G^T),\n *           then {} floats of scratch",
+                         packed - wino_weight_floats(sh, isa.lanes))
+           : std::string(),
+      sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
   const std::string params =
       in.epilogue == Epilogue::none
@@ -572,10 +583,15 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   out.threads = threads;
   if (threads > 1) out.cflags = {"-fopenmp"};
   out.c_source = comment + generated_prelude(isa) + g.ukernel_code + g.tables + "\n" +
-                 fmt::format("const unsigned long {}_packed_floats = {};\n\n", fn, packed) +
-                 emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" +
-                 fmt::format("void {}({})\n{{\n", fn, params) +
-                 g.body + "}\n";
+                 fmt::format("const unsigned long {}_packed_floats = {};\n\n", fn, packed);
+  if (wino)  // the loops are one GEMM of 16, between the transforms
+    out.c_source += fmt::format("static void {}_gemm(const float *restrict input, const float *restrict weights,\n"
+                                "    float *restrict output)\n{{\n",
+                                fn) +
+                    g.body + "}\n\n" + emit_wino(isa, sh, g.kb, g.cu, in.epilogue, fn, params, fn + "_gemm");
+  else
+    out.c_source += emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" + fmt::format("void {}({})\n{{\n", fn, params) +
+                    g.body + "}\n";
   out.header = comment + fmt::format(
       "#ifndef CT_{0}_H\n#define CT_{0}_H\n\n"
       "#define {0}_N {1}\n#define {0}_K {2}\n#define {0}_C {3}\n"
@@ -589,13 +605,14 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "/* Once per set of weights: kcrs [K][C][R][S] into packed ({0}_PACKED_FLOATS floats). */\n"
       "void {13}_pack(const float *restrict kcrs, float *restrict packed);\n"
       "/* input [N][H][W][C], not padded; weights as packed by {13}_pack; output\n"
-      "   [N][HO][WO][K], overwritten. No alignment required; nothing is allocated. */\n"
+      "   [N][HO][WO][K], overwritten. No alignment required; nothing is allocated{18}. */\n"
       "{16}"
       "{14}"
       "void {13}({17});\n"
       "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
       FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
-      to_string(in.epilogue), epilogue_header_doc(in.epilogue), params);
+      to_string(in.epilogue), epilogue_header_doc(in.epilogue), params,
+      wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "");
   return out;
 }
 

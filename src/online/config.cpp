@@ -78,9 +78,25 @@ Shape flat_view(const Shape& s) {
   return v;
 }
 
+bool wino_eligible(const Shape& s) { return s.R == 3 && s.S == 3 && s.stride == 1 && s.Ho() >= 1 && s.Wo() >= 1; }
+
+int64_t wino_tiles(const Shape& s) { return ((s.Ho() + 1) / 2) * ((s.Wo() + 1) / 2); }
+
+Shape wino_view(const Shape& s) {
+  Shape v = s;
+  v.N = 1;
+  v.H = s.N * wino_tiles(s);
+  v.W = 1;
+  v.R = v.S = 1;
+  v.stride = 1;
+  v.pad = 0;
+  return v;
+}
+
 std::string to_string(const Config& c) {
   std::vector<std::string> parts;
   if (c.flat) parts.push_back("Flat(hw)");
+  if (c.wino) parts.push_back("Wino(2)");
   for (const Spec& s : c.specs) parts.push_back(to_string(s));
   if (c.fence != TapFence::none) parts.push_back(fence_text(c.fence));
   if (c.prefetch) parts.push_back("Pf(w)");
@@ -105,6 +121,7 @@ class Parser {
       ++i_;
     } else {
       if (word_at() == "Flat") flat(c);
+      else if (word_at() == "Wino") wino(c);
       while (true) {
         peek();
         if (word_at() == "F" || word_at() == "Pf" || word_at() == "Nt") {  // the tail: F(r)/F(s), Pf(w), Pf(o), Nt(o), ']'
@@ -194,6 +211,18 @@ class Parser {
     c.flat = true;
   }
 
+  // Wino(2) and the ',' after it: only first, before the loops.
+  void wino(Config& c) {
+    i_ += 4;
+    expect('(', "after 'Wino'");
+    peek();
+    if (word_at() != "2") fail("expected 2 in Wino(...), got " + got() + "; Wino(2) is Winograd F(2x2,3x3)");
+    i_ += 1;
+    expect(')', "to close the specifier");
+    expect(',', "after Wino(2) (the loops follow it)");
+    c.wino = true;
+  }
+
   TapFence fence() {
     i_ += 1;
     expect('(', "after 'F'");
@@ -270,6 +299,7 @@ class Parser {
     else if (name == "Lseq") s.kind = SpecKind::Lseq;
     else if (name == "P") s.kind = SpecKind::P;
     else if (name == "Flat") fail("Flat(hw) comes first, before every loop");
+    else if (name == "Wino") fail("Wino(2) comes first, before every loop");
     else if (name.empty()) fail("expected a specifier (R, T, U, V, Lseq, P or F), got " + got());
     else fail("unknown specifier '" + name + "'; expected R, T, U, V, Lseq, P or F");
     i_ += name.size();
@@ -503,6 +533,18 @@ void check_flat(const Config& c, const Shape& shape) {
                      shape.R, shape.S, shape.pad, shape.Wo()));
 }
 
+// Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 only; its GEMMs are
+// scratch for one thread's output transform.
+void check_wino(const Config& c, const Shape& shape) {
+  if (!c.wino) return;
+  if (c.flat) reject("Wino(2) and Flat(hw) are two views of the loops; keep one");
+  if (!wino_eligible(shape))
+    reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1, but the shape has R={} S={} stride={}; drop Wino(2)",
+                       shape.R, shape.S, shape.stride));
+  for (const Spec& s : c.specs)
+    if (s.kind == SpecKind::P && s.factor > 1) reject("Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
+}
+
 // Pf(w): the next iteration of a k or c loop is what it prefetches.
 void check_prefetch(const Config& c) {
   if (!c.prefetch || prefetch_loop(c) >= 0) return;
@@ -570,6 +612,7 @@ void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   check_fence(c);
   check_prefetch(c);
   check_flat(c, shape);
+  check_wino(c, shape);
   check_coverage(c, tiled_shape(c, shape), lanes);
 }
 

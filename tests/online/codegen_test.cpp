@@ -680,6 +680,85 @@ TEST(ConvCodegenText, FlatBlocksAcrossRowsReadTheirOwnPixels) {
   EXPECT_NE(k.header.find("#define F_HO 7"), std::string::npos);  // the header keeps the layer's shape
 }
 
+// Wino(2) (config.h): Winograd F(2x2,3x3) equals the reference at every
+// output element within the one output check's tolerance, with the driver's
+// guard zones around the output and the packed buffer (which holds its
+// scratch), for every ISA this CPU runs: padding 0..2, odd and even output
+// sizes (half tiles at the bottom and right), C and K tails of both vector
+// lengths, C = 3 and K = 1, batch 2, every epilogue, Lseq over the tiles.
+struct WinoCase {
+  const char* shape;
+  Epilogue epilogue = Epilogue::none;
+  bool lseq = false;  // tile the view's column with an Lseq instead of T
+};
+
+// [Wino(2), T(.,k), T(.,h), T(.,c), U(cu,c), U(uh,h), U(uk,k), V(k)] over wino_view(s).
+Config wino_config(const Shape& s, int lanes, bool lseq) {
+  const Shape v = wino_view(s);
+  const int64_t kv = v.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
+  const int64_t cu = largest_divisor(v.C, 2), uh = largest_divisor(v.H, 4);
+  std::string h = fmt::format("T({},h)", v.H / uh), u = fmt::format("U({},h)", uh);
+  if (lseq && v.H >= 5) {  // H = a1*2 + a2*3, both at least 1
+    const int64_t a2 = v.H % 2 == 0 ? 2 : 1;
+    h = fmt::format("Lseq(h,[({},2),({},3)])", (v.H - 3 * a2) / 2, a2);
+    u = "U(a,h)";
+  }
+  return parse_config(fmt::format("[Wino(2), T({},k), {}, T({},c), U({},c), {}, U({},k), V(k)]", kv / uk, h,
+                                  v.C / cu, cu, u, uk));
+}
+
+class ConvWino : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
+  Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  const WinoCase cases[] = {
+      {"K=16,C=4,H=6,R=3,pad=1"},                                   // 3x3 tiles, every edge padded
+      {"K=16,C=4,H=7,R=3,pad=0"},                                   // Ho = 5: half tiles, no padding
+      {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::none, true},         // pad 2, Lseq over 20 tiles
+      {"K=20,C=3,H=5,R=3,pad=1", Epilogue::bias_relu},              // C = 3, the K tail
+      {"K=1,C=20,H=6,W=4,R=3,pad=1", Epilogue::bias_relu6},         // K = 1, the C tail of 16 and 8 lanes
+      {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, true}, // batch 2, tails, residual
+      {"K=16,C=4,H=3,R=3,pad=0", Epilogue::bias},                   // one output: one tile, three outputs missing
+  };
+  for (const WinoCase& c : cases) {
+    const Shape shape = parse_shape(c.shape);
+    const Config cfg = wino_config(shape, isa.lanes, c.lseq);
+    std::string src;
+    RunResult r = build_and_run(isa, shape, cfg, &src, 1, c.epilogue);
+    EXPECT_EQ(r.status, "ok") << c.shape << " " << to_string(cfg) << ": " << r.detail;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ConvWino, ::testing::Values(std::string("avx512"), std::string("avx2")));
+
+// A wrong transform is a wrong result: the check's tolerance does not hide one.
+TEST(ConvWinoCheck, AWrongTransformIsAWrongResult) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run avx2";
+  isa.sub = isa.add;  // B^T and A^T with + for -
+  const Shape shape = parse_shape("K=16,C=4,H=6,R=3,pad=1");
+  RunResult r = build_and_run(isa, shape, wino_config(shape, isa.lanes, false));
+  EXPECT_EQ(r.status, "wrong_result") << r.detail;
+}
+
+TEST(ConvCodegenText, WinoTransformsAndScratch) {
+  Isa isa = load_isa("avx512");
+  const Shape shape = parse_shape("K=20,C=3,H=5,R=3,pad=1");  // 3x3 tiles
+  GeneratedKernel k = generate_conv(isa, {shape, wino_config(shape, isa.lanes, false), "f", "", Epilogue::bias});
+  // 16 * Kp * C weights, then 16 tiles' worth of [9][C] and [9][K] scratch.
+  EXPECT_EQ(k.packed_floats, 16 * 32 * 3 + 16 * 9 * (3 + 20));
+  EXPECT_NE(k.c_source.find("static void f_gemm(const float *restrict input"), std::string::npos);
+  EXPECT_NE(k.c_source.find("for (long p = 0; p < 16; ++p) f_gemm(v + p * 27, weights + p * 96, m + p * 180);"),
+            std::string::npos) << k.c_source;
+  EXPECT_NE(k.c_source.find("_mm512_sub_ps(d00, d20)"), std::string::npos);  // B^T's first row
+  EXPECT_NE(k.c_source.find("ry[0] && rx[0] ?"), std::string::npos);          // border patches read no padding
+  EXPECT_NE(k.c_source.find("if (oky && okx) "), std::string::npos);         // half tiles store what exists
+  EXPECT_NE(k.header.find("a packed buffer each"), std::string::npos) << k.header;
+  EXPECT_NE(k.header.find("Winograd F(2x2,3x3)"), std::string::npos);
+  EXPECT_EQ(k.c_source.find("last"), std::string::npos);  // the GEMMs have no epilogue: the output transform has it
+}
+
 TEST(ConvCodegenText, InvalidConfigIsRejected) {
   Isa isa = load_isa("avx512");
   Shape shape = parse_shape("K=32,C=8,H=6,R=1");

@@ -312,6 +312,46 @@ TEST(Config, FlatParseErrors) {
             "config: at column 10: expected ',' after Flat(hw) (the loops follow it), got ']'");
 }
 
+// Wino(2) (config.h): first of all; its loops cover the GEMM over the tiles.
+TEST(Config, WinoParseErrors) {
+  const Config c = parse_config("[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k), Nt(o)]");
+  EXPECT_TRUE(c.wino);
+  EXPECT_FALSE(c.flat);
+  EXPECT_EQ(to_string(c), "[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k), Nt(o)]");
+  EXPECT_NE(parse_config("[Wino(2), V(k)]"), parse_config("[V(k)]"));
+  EXPECT_EQ(parse_error("[T(2,k), Wino(2), V(k)]"), "config: at column 10: Wino(2) comes first, before every loop");
+  EXPECT_EQ(parse_error("[Wino(4), V(k)]"),
+            "config: at column 7: expected 2 in Wino(...), got '4'; Wino(2) is Winograd F(2x2,3x3)");
+  EXPECT_EQ(parse_error("[Wino(2)]"), "config: at column 9: expected ',' after Wino(2) (the loops follow it), got ']'");
+  EXPECT_EQ(parse_error("[Flat(hw), Wino(2), V(k)]"), "config: at column 12: Wino(2) comes first, before every loop");
+}
+
+TEST(Validate, Wino) {
+  // yolo9000-12: 34x34 outputs, 17x17 = 289 tiles.
+  const std::string l = "yolo9000-12";
+  EXPECT_EQ(wino_tiles(zoo_layer(l)), 289);
+  EXPECT_EQ(check("[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k)]", l), "no error");
+  EXPECT_EQ(check("[Wino(2), T(8,k), T(289,h), T(256,c), U(4,k), V(k), Pf(w), Pf(o), Nt(o)]", l), "no error");
+  EXPECT_EQ(check("[Wino(2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
+            "config: dimension h: tile factors multiply to 17 but the problem size is 289; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[Wino(2), T(8,k), T(289,h), T(256,c), U(3,r), U(4,k), V(k)]", l),
+            "config: dimension r: tile factors multiply to 3 but the problem size is 1; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[Wino(2), P(2,k), T(4,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
+            "config: Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
+  EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(4,k), V(k)]", "resnet18-10"),
+            "config: Wino(2) needs a 3x3 filter at stride 1, but the shape has R=3 S=3 stride=2; drop Wino(2)");
+  EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(4,k), V(k)]", "resnet18-11"),
+            "config: Wino(2) needs a 3x3 filter at stride 1, but the shape has R=1 S=1 stride=2; drop Wino(2)");
+  // Odd outputs end in half tiles; batch 2 puts the images' tiles in one column.
+  const Shape odd = parse_shape("N=2,K=16,C=4,H=7,W=5,R=3,pad=0");  // 5x3 outputs
+  EXPECT_EQ(wino_tiles(odd), 6);
+  const Shape v = wino_view(odd);
+  EXPECT_EQ(v.H, 12);
+  EXPECT_EQ(v.to_string(), "N=1,K=16,C=4,H=12,W=1,R=1,S=1,stride=1,pad=0");
+}
+
 TEST(Validate, Flat) {
   const std::string l = "resnet18-11";  // K=512, C=256, 14x14 -> 7x7, 1x1, stride 2
   EXPECT_EQ(check("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k)]", l, 8), "no error");

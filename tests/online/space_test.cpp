@@ -46,10 +46,16 @@ TEST(Space, Yolo12HasNoSingleOfTheClassButPairs) {
   ASSERT_EQ(sh.Ho(), 34);
   Space sp = build_space(sh, yolo_table(), 16);
   EXPECT_TRUE(sp.note.empty());
-  int pairs = 0, singles = 0;
+  int pairs = 0, singles = 0, wino = 0;
   bool paper_pair = false, other_pair = false;
   for (const UkChoice& ch : sp.choices) {
     EXPECT_FALSE(ch.fallback);
+    if (ch.wino) {  // the Winograd view (config.h Wino(2)): 17x17 = 289 tiles
+      ++wino;
+      EXPECT_EQ(289 % ch.h_extent(), 0) << ch.text();
+      EXPECT_EQ(ch.uk.r * ch.uk.s * ch.uk.w, 1) << ch.text();
+      continue;
+    }
     if (!ch.pair) {
       ++singles;
       EXPECT_EQ(ch.uk, uk(1, 1, 2, 2)) << ch.text();
@@ -63,6 +69,7 @@ TEST(Space, Yolo12HasNoSingleOfTheClassButPairs) {
     other_pair |= is_pair(ch, 1, 8, 2, 13);
   }
   EXPECT_EQ(singles, 1);
+  EXPECT_GT(wino, 0);
   EXPECT_TRUE(paper_pair);
   EXPECT_TRUE(other_pair);
   // Every (h1 < h2, a, b) of the class with a*h1 + b*h2 in {17, 34}.
@@ -218,7 +225,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
-    EXPECT_LE(sp.choices.size(), 10000u + 32u) << text;
+    EXPECT_LE(sp.choices.size(), 2 * (10000u + 32u)) << text;  // the cap holds per view (3x3: rows and Wino(2))
     std::mt19937_64 rng(1);
     for (int i = 0; i < 3; ++i) EXPECT_NO_THROW(validate_config(sample_config(sp, rng), sh, 16)) << text;
   }
@@ -330,6 +337,44 @@ TEST(Space, FlatChoicesTileTheOutputPixelsAsOneColumn) {
   }
   for (const char* other : {"K=32,C=4,H=7,R=1,pad=1", "K=32,C=4,H=9,R=3"})
     for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.flat) << other;
+}
+
+// Wino(2) (config.h): a 3x3 layer at stride 1 adds the 1x1 microkernels
+// and pairs that divide its tile count (resnet18-9: 14x14 outputs, 7x7 = 49
+// tiles), on one thread only; the sampler draws the rows and the Winograd
+// view half the time each; samples map back to their choice and through the
+// coordinate view. Stride 2, 1x1 and --threads 2 have none.
+TEST(Space, WinoChoicesTileTheTiles) {
+  ClassTable t = table_of({uk_record(uk(4, 1, 1, 7), 95), uk_record(uk(4, 1, 7, 1), 88),
+                           uk_record(uk(4, 1, 1, 7, 3, 3), 90)});
+  const Shape sh = zoo_layer("resnet18-9");
+  Space sp = build_space(sh, t, 8);
+  std::vector<std::string> texts;
+  for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
+  // w = 7 and r = s = 3 fit the rows only: the view is one column of 1x1 GEMMs.
+  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w7h1r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1"}))
+      << sp.note;
+  std::mt19937_64 rng(3);
+  int wino = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Config c = sample_config(sp, rng);
+    ASSERT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+    const int ci = choice_of(sp, c);
+    ASSERT_GE(ci, 0) << to_string(c);
+    EXPECT_EQ(sp.choices[size_t(ci)].wino, c.wino) << to_string(c);
+    wino += c.wino;
+  }
+  EXPECT_NEAR(wino, 250, 50);
+  const CoordinateView v(sp);
+  for (int i = 0; i < 200; ++i) {
+    const Config c = sample_config(sp, rng);
+    const std::optional<Point> p = v.from_config(c);
+    ASSERT_TRUE(p) << to_string(c);
+    EXPECT_EQ(v.to_config(*p), c);
+  }
+  for (const char* other : {"K=32,C=4,H=14,R=3,stride=2,pad=1", "K=32,C=4,H=7,R=1"})
+    for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.wino) << other;
+  for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_FALSE(ch.wino) << "--threads 2";
 }
 
 // A sampled candidate starts in the form its microkernel was profiled
@@ -451,7 +496,10 @@ TEST(Space, ThreadsTwoPutsOneValidParallelLoopOutermost) {
   Space sp = build_space(sh, yolo_table(), 16, 2);
   ASSERT_TRUE(sp.parallel);
   EXPECT_EQ(sp.threads, 2);
-  EXPECT_EQ(sp.choices.size(), build_space(sh, yolo_table(), 16).choices.size());  // each has a P
+  // Each has a P; only the Winograd view, one thread's, is left out.
+  size_t one_thread = 0;
+  for (const UkChoice& ch : build_space(sh, yolo_table(), 16).choices) one_thread += !ch.wino;
+  EXPECT_EQ(sp.choices.size(), one_thread);
   std::mt19937_64 rng(7);
   std::set<char> dims;
   int lseq = 0;

@@ -60,6 +60,8 @@ struct Isa {
   // {a} + {b}, max and min. The K tail reads bias and residual with
   // load_masked, so these need no masked form.
   std::string add, max, min;
+  // Wino(2) ("winograd" block): lane-wise {a} - {b}, for its transforms.
+  std::string sub;
   // Pf(w) ("prefetch" block): a read prefetch of the line at {ptr}, and the
   // floats in a cache line.
   std::string prefetch;

@@ -79,6 +79,20 @@
 // that column as well; at stride > 1 a block that crosses a row reads its
 // rows through a variant with their own input offsets (CONTRACT.md "Flat").
 //
+// Wino(2) (beyond 000; issue 11): first of all, before the loops: the
+// convolution runs as Winograd F(2x2,3x3) (Lavin and Gray 2016; NNPACK's and
+// oneDNN's "non-fused" order): the input is transformed tile by tile (each
+// 2x2 output block reads a 4x4 input patch, B^T d B), then 16 independent
+// GEMMs, one per point of the 4x4 transform, multiply the tiles' C channels by
+// the transformed weights (packed once by _pack: G g G^T), then the output
+// transform (A^T m A) writes each 2x2 block with the epilogue. The loops tile
+// those GEMMs: wino_view(shape) is a 1x1 convolution over one column of
+// N*ceil(Ho/2)*ceil(Wo/2) tiles, the same loops and microkernels as Flat(hw).
+// 2.25x fewer multiply-adds than the direct sum of a 3x3 filter, at a
+// different rounding (it stays within the one output check's tolerance).
+// Only for 3x3 filters at stride 1 (wino_eligible); one thread (no P). The
+// tail's switches act on the GEMMs: Nt(o) streams their output to the scratch.
+//
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
 #include <array>
@@ -122,9 +136,10 @@ struct Config {
   bool prefetch_out = false;        // Pf(o): printed after Pf(w), not a loop
   bool stream_out = false;          // Nt(o): printed last, not a loop
   bool flat = false;                // Flat(hw): printed first; the loops tile flat_view(shape)
+  bool wino = false;                // Wino(2): printed first; the loops tile wino_view(shape)
   bool operator==(const Config& o) const {
     return specs == o.specs && fence == o.fence && prefetch == o.prefetch && prefetch_out == o.prefetch_out &&
-           stream_out == o.stream_out && flat == o.flat;
+           stream_out == o.stream_out && flat == o.flat && wino == o.wino;
   }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
@@ -136,8 +151,19 @@ bool flat_eligible(const Shape& s);
 /// input is the shape's input in memory as well; at stride > 1 only the
 /// output is (codegen maps each output pixel to its input pixel).
 Shape flat_view(const Shape& s);
-/// The shape whose dimensions a configuration's loops cover: flat_view(s) for Flat(hw), else s.
-inline Shape tiled_shape(const Config& c, const Shape& s) { return c.flat ? flat_view(s) : s; }
+/// Whether Wino(2) applies: a 3x3 filter at stride 1 (any padding, any C and K).
+bool wino_eligible(const Shape& s);
+/// Winograd F(2x2,3x3)'s 2x2 output tiles of one image: ceil(Ho/2) * ceil(Wo/2).
+int64_t wino_tiles(const Shape& s);
+/// The GEMM a Wino(2) configuration tiles (one of the 16): a 1x1 convolution
+/// over one column of N * wino_tiles(s) tiles, stride 1, no padding; K, C and
+/// the name unchanged, N = 1.
+Shape wino_view(const Shape& s);
+/// The shape whose dimensions a configuration's loops cover: flat_view(s) for
+/// Flat(hw), wino_view(s) for Wino(2), else s.
+inline Shape tiled_shape(const Config& c, const Shape& s) {
+  return c.flat ? flat_view(s) : c.wino ? wino_view(s) : s;
+}
 
 /// Canonical one-line text form (see the header comment).
 std::string to_string(const Spec& s);
@@ -179,7 +205,9 @@ int prefetch_loop(const Config& c);
 ///    than one tap in it;
 ///  - Pf(w) only with a prefetch_loop;
 ///  - Flat(hw) only on a flat_eligible shape; the divisibility rules then
-///    apply to flat_view(shape) (one output column: w is covered by 1).
+///    apply to flat_view(shape) (one output column: w is covered by 1);
+///  - Wino(2) only on a wino_eligible shape, not with Flat(hw) or P;
+///    the divisibility rules then apply to wino_view(shape).
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);
 

@@ -25,9 +25,10 @@ struct UkChoice {
   bool fallback = false;  // a non-selected microkernel used because nothing selected divides
   TapFence fence = TapFence::none;  // the fence of its profiled figure (UkRecord::fence): sampled candidates start with it
   bool flat = false;  // tiles flat_view(shape) (config.h Flat(hw)): h counts the Ho*Wo output pixels
+  bool wino = false;  // tiles wino_view(shape) (config.h Wino(2)): h counts the 2x2 output tiles
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
   int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
-  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat " before it for a flat choice
+  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat " or "wino " before it for those views
   std::string text() const;
 };
 
