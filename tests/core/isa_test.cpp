@@ -107,6 +107,23 @@ TEST(IsaSpace, EpilogueOperationsAreData) {
   EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }), "ISA description x.json: key 'epilogue' is missing");
 }
 
+// Wino(2)'s transforms take the ISA's sub (and add): data like the rest.
+TEST(IsaSpace, WinogradSubIsData) {
+  for (const auto& name : known_isas()) {
+    const Isa isa = load_isa(name);
+    EXPECT_NE(isa.sub.find("{a}"), std::string::npos) << name;
+    EXPECT_NE(isa.sub.find("{b}"), std::string::npos) << name;
+  }
+  EXPECT_EQ(load_isa("avx512").sub, "_mm512_sub_ps({a}, {b})");
+  nlohmann::json j = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
+  j["winograd"].erase("sub");
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'winograd.sub' is missing");
+  j["winograd"] = 1;
+  EXPECT_EQ(test::error_of([&] { parse_isa(j.dump(), "x.json"); }),
+            "ISA description x.json: key 'winograd' has the wrong type");
+}
+
 // Nt(o)'s stores and fence are data too: each ISA's store takes {ptr} and
 // {val}, aligned to a power of two no wider than a vector; a missing or bad
 // key is named.
