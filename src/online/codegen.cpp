@@ -572,11 +572,13 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
            : std::string(),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
-  const std::string params =
-      in.epilogue == Epilogue::none
-          ? "const float *restrict input, const float *restrict weights,\n    float *restrict output"
-          : "const float *restrict input, const float *restrict weights,\n    const float *restrict bias, "
-            "const float *restrict residual, float *restrict output";
+  auto params_with = [&](const std::string& weights) {
+    return in.epilogue == Epilogue::none
+               ? "const float *restrict input, " + weights + ",\n    float *restrict output"
+               : "const float *restrict input, " + weights +
+                     ",\n    const float *restrict bias, const float *restrict residual, float *restrict output";
+  };
+  const std::string params = params_with("const float *restrict weights");
 
   GeneratedKernel out;
   out.packed_floats = packed;
@@ -588,7 +590,13 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
     out.c_source += fmt::format("static void {}_gemm(const float *restrict input, const float *restrict weights,\n"
                                 "    float *restrict output)\n{{\n",
                                 fn) +
-                    g.body + "}\n\n" + emit_wino(isa, sh, g.kb, g.cu, in.epilogue, fn, params, fn + "_gemm");
+                    g.body + "}\n\n" +
+                    // The definition drops restrict from weights (top-level qualifiers of a
+                    // parameter do not change the prototype): the call writes the scratch
+                    // through a pointer based on it, which C11 6.7.3.1 forbids for a
+                    // restrict pointer to const.
+                    emit_wino(isa, sh, g.kb, g.cu, in.epilogue, fn,
+                              params_with("const float *weights"), fn + "_gemm");
   else
     out.c_source += emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" + fmt::format("void {}({})\n{{\n", fn, params) +
                     g.body + "}\n";

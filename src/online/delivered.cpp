@@ -22,8 +22,12 @@ std::string finalists_winner(const std::string& log_path) {
 }  // namespace
 
 DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads, Epilogue epilogue) {
+  return delivered_kernel(read_records(log_path), log_path, shape, threads, epilogue);
+}
+
+DeliveredKernel delivered_kernel(const std::vector<Record>& recs, const std::string& log_path, const Shape& shape,
+                                 int threads, Epilogue epilogue) {
   DeliveredKernel d;
-  const std::vector<Record> recs = read_records(log_path);
   d.records = int64_t(recs.size());
   const std::string want = shape.to_string();
   for (const auto& r : recs) {

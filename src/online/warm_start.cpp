@@ -9,7 +9,6 @@
 #include "convtune/core/error.h"
 #include "convtune/online/coordinates.h"
 #include "convtune/online/delivered.h"
-#include "convtune/online/finalist.h"
 #include "convtune/online/records.h"
 
 namespace convtune {
@@ -37,16 +36,16 @@ Config best_config_of_log(const std::string& path, const Shape& shape) {
     if (r.shape != shape.to_string())
       throw Error(fmt::format("--start-from: log '{}' is for shape {}, not {}; give a log of this layer", path, r.shape,
                               shape.to_string()));
-  const std::vector<Record> best = top_records(log.records, 1);  // the finalists' ranking (finalist.h)
-  if (best.empty())
+  // The kernel that tune delivered (delivered.h): finalists.json's winner
+  // when it chose one (the re-measure and duel ranked it where the log's
+  // figures could not tell the top apart), else the log's fastest; from the
+  // records read above, in the log's epilogue.
+  const Epilogue epilogue = log.records.empty() ? Epilogue::none : log.records.front().epilogue;
+  const DeliveredKernel d = delivered_kernel(log.records, path, shape, 0, epilogue);
+  if (!d.found)
     throw Error(fmt::format("--start-from: log '{}' holds no successful candidate; give a log with at least one",
                             path));
-  // The kernel that tune delivered (delivered.h: finalists.json's winner)
-  // when it chose one: the re-measure and duel ranked it where the log's
-  // figures could not tell the top apart.
-  const DeliveredKernel d = delivered_kernel(path, shape, 0, best[0].epilogue);
-  if (d.found && d.finalist) return parse_config(d.record.config);
-  return parse_config(best[0].config);
+  return parse_config(d.record.config);
 }
 
 namespace {

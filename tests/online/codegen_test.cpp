@@ -749,6 +749,9 @@ TEST(ConvCodegenText, WinoTransformsAndScratch) {
   // 16 * Kp * C weights, then 16 tiles' worth of [9][C] and [9][K] scratch.
   EXPECT_EQ(k.packed_floats, 16 * 32 * 3 + 16 * 9 * (3 + 20));
   EXPECT_NE(k.c_source.find("static void f_gemm(const float *restrict input"), std::string::npos);
+  // The scratch is written through weights: no restrict on it in the definition (the prototype keeps it).
+  EXPECT_NE(k.c_source.find("void f(const float *restrict input, const float *weights,\n"), std::string::npos);
+  EXPECT_NE(k.header.find("void f(const float *restrict input, const float *restrict weights,\n"), std::string::npos);
   EXPECT_NE(k.c_source.find("for (long p = 0; p < 16; ++p) f_gemm(v + p * 27, weights + p * 96, m + p * 180);"),
             std::string::npos) << k.c_source;
   EXPECT_NE(k.c_source.find("_mm512_sub_ps(d00, d20)"), std::string::npos);  // B^T's first row

@@ -5,6 +5,7 @@
 // `export` builds into a library.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <optional>
 
@@ -31,5 +32,9 @@ struct DeliveredKernel {
 /// names the tune command).
 DeliveredKernel delivered_kernel(const std::string& log_path, const Shape& shape, int threads,
                                  Epilogue epilogue = Epilogue::none);
+/// The same over the log's records already read (finalists.json is still
+/// looked for beside log_path): tune --start-from reads the log once.
+DeliveredKernel delivered_kernel(const std::vector<Record>& records, const std::string& log_path, const Shape& shape,
+                                 int threads, Epilogue epilogue = Epilogue::none);
 
 }  // namespace convtune
