@@ -120,8 +120,13 @@ class Parser {
     if (peek() == ']') {
       ++i_;
     } else {
-      if (word_at() == "Flat") flat(c);
-      else if (word_at() == "Wino") wino(c);
+      if (word_at() == "Flat") {
+        view("Flat", "hw", "Flat(hw) tiles the Ho*Wo output pixels as one column");
+        c.flat = true;
+      } else if (word_at() == "Wino") {
+        view("Wino", "2", "Wino(2) is Winograd F(2x2,3x3)");
+        c.wino = true;
+      }
       while (true) {
         peek();
         if (word_at() == "F" || word_at() == "Pf" || word_at() == "Nt") {  // the tail: F(r)/F(s), Pf(w), Pf(o), Nt(o), ']'
@@ -199,28 +204,15 @@ class Parser {
     return d;
   }
 
-  // Flat(hw) and the ',' after it: only first, before the loops.
-  void flat(Config& c) {
-    i_ += 4;
-    expect('(', "after 'Flat'");
+  // A view, Flat(hw) or Wino(2), and the ',' after it: only first, before the loops.
+  void view(const std::string& name, const std::string& arg, const std::string& what) {
+    i_ += name.size();
+    expect('(', ("after '" + name + "'").c_str());
     peek();
-    if (word_at() != "hw") fail("expected hw in Flat(...), got " + got() + "; Flat(hw) tiles the Ho*Wo output pixels as one column");
-    i_ += 2;
+    if (word_at() != arg) fail(fmt::format("expected {} in {}(...), got {}; {}", arg, name, got(), what));
+    i_ += arg.size();
     expect(')', "to close the specifier");
-    expect(',', "after Flat(hw) (the loops follow it)");
-    c.flat = true;
-  }
-
-  // Wino(2) and the ',' after it: only first, before the loops.
-  void wino(Config& c) {
-    i_ += 4;
-    expect('(', "after 'Wino'");
-    peek();
-    if (word_at() != "2") fail("expected 2 in Wino(...), got " + got() + "; Wino(2) is Winograd F(2x2,3x3)");
-    i_ += 1;
-    expect(')', "to close the specifier");
-    expect(',', "after Wino(2) (the loops follow it)");
-    c.wino = true;
+    expect(',', fmt::format("after {}({}) (the loops follow it)", name, arg).c_str());
   }
 
   TapFence fence() {

@@ -293,6 +293,27 @@ TEST(Space, SamplesAreValidAndRoundTrip) {
   EXPECT_LT(with_pair, 2000);
 }
 
+// 500 samples, each valid, mapped back to a choice of its own view
+// (`ch_view` / `cfg_view`: Flat(hw) or Wino(2)) and through the coordinate
+// view unchanged; how many are in that view.
+int sampled_in_view(const Space& sp, const Shape& sh, std::mt19937_64& rng, bool UkChoice::*ch_view,
+                    bool Config::*cfg_view) {
+  const CoordinateView v(sp);
+  int in_view = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Config c = sample_config(sp, rng);
+    EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+    const int ci = choice_of(sp, c);
+    EXPECT_GE(ci, 0) << to_string(c);
+    if (ci >= 0) EXPECT_EQ(sp.choices[size_t(ci)].*ch_view, c.*cfg_view) << to_string(c);
+    const std::optional<Point> p = v.from_config(c);
+    EXPECT_TRUE(p) << to_string(c);
+    if (p) EXPECT_EQ(v.to_config(*p), c);
+    in_view += c.*cfg_view;
+  }
+  return in_view;
+}
+
 // Flat(hw) (config.h): a 1x1 unpadded layer adds the microkernels and pairs
 // that divide its Ho*Wo pixels as one column (resnet18-11: 7x7 = 49, which no
 // 12-accumulator block divides but 15*3 + 2*2 does); samples of them carry
@@ -312,29 +333,13 @@ TEST(Space, FlatChoicesTileTheOutputPixelsAsOneColumn) {
                        "flat k4c1w1h{14x2+7x3}r1s1", "flat k4c1w1h{17x2+5x3}r1s1", "flat k4c1w1h{20x2+3x3}r1s1",
                        "flat k4c1w1h{23x2+1x3}r1s1"}));
   std::mt19937_64 rng(3);
-  int flat = 0;
-  for (int i = 0; i < 500; ++i) {
-    const Config c = sample_config(sp, rng);
-    ASSERT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
-    const int ci = choice_of(sp, c);
-    ASSERT_GE(ci, 0) << to_string(c);
-    EXPECT_EQ(sp.choices[size_t(ci)].flat, c.flat) << to_string(c);
-    flat += c.flat;
-  }
-  EXPECT_NEAR(flat, 250, 50);  // half, though 9 of the 11 choices are flat
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, &UkChoice::flat, &Config::flat), 250, 50);  // half, though 9 of the 11 choices are flat
   // The same Lseq without Flat(hw) is another choice (2 + 2 + 3 rows of each
   // of the 7 columns), and one that covers 49 rows only with Flat(hw).
   const int rows = choice_of(sp, parse_config("[T(16,k), T(7,w), Lseq(h,[(2,2),(1,3)]), T(256,c), U(a,h), U(4,k), V(k)]"));
   ASSERT_GE(rows, 0);
   EXPECT_FALSE(sp.choices[size_t(rows)].flat);
   EXPECT_EQ(choice_of(sp, parse_config("[T(16,k), Lseq(h,[(2,2),(15,3)]), T(256,c), U(a,h), U(4,k), V(k)]")), -1);
-  const CoordinateView v(sp);
-  for (int i = 0; i < 200; ++i) {
-    const Config c = sample_config(sp, rng);
-    const std::optional<Point> p = v.from_config(c);
-    ASSERT_TRUE(p) << to_string(c);
-    EXPECT_EQ(v.to_config(*p), c);
-  }
   for (const char* other : {"K=32,C=4,H=7,R=1,pad=1", "K=32,C=4,H=9,R=3"})
     for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.flat) << other;
 }
@@ -355,23 +360,7 @@ TEST(Space, WinoChoicesTileTheTiles) {
   EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w7h1r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1"}))
       << sp.note;
   std::mt19937_64 rng(3);
-  int wino = 0;
-  for (int i = 0; i < 500; ++i) {
-    const Config c = sample_config(sp, rng);
-    ASSERT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
-    const int ci = choice_of(sp, c);
-    ASSERT_GE(ci, 0) << to_string(c);
-    EXPECT_EQ(sp.choices[size_t(ci)].wino, c.wino) << to_string(c);
-    wino += c.wino;
-  }
-  EXPECT_NEAR(wino, 250, 50);
-  const CoordinateView v(sp);
-  for (int i = 0; i < 200; ++i) {
-    const Config c = sample_config(sp, rng);
-    const std::optional<Point> p = v.from_config(c);
-    ASSERT_TRUE(p) << to_string(c);
-    EXPECT_EQ(v.to_config(*p), c);
-  }
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, &UkChoice::wino, &Config::wino), 250, 50);
   for (const char* other : {"K=32,C=4,H=14,R=3,stride=2,pad=1", "K=32,C=4,H=7,R=1"})
     for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.wino) << other;
   for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_FALSE(ch.wino) << "--threads 2";
