@@ -33,6 +33,16 @@ std::string generated_prelude(const Isa& isa) {
   return fmt::format("#include <{}>\n", isa.header) + isa.prelude + "\n";
 }
 
+std::string load_lanes(const Isa& isa, const std::string& ptr, int64_t n) {
+  return n == isa.lanes ? Isa::expand(isa.load, {{"ptr", ptr}})
+                        : Isa::expand(isa.load_masked, {{"ptr", ptr}, {"n", std::to_string(n)}});
+}
+
+std::string store_lanes(const Isa& isa, const std::string& ptr, const std::string& val, int64_t n) {
+  return n == isa.lanes ? Isa::expand(isa.store, {{"ptr", ptr}, {"val", val}})
+                        : Isa::expand(isa.store_masked, {{"ptr", ptr}, {"val", val}, {"n", std::to_string(n)}});
+}
+
 std::string profile_fn_table(const std::vector<std::string>& names) {
   std::string o = "typedef void (*ct_ukernel_fn)(const float *, long, const float *, float *, long, int);\n";
   o += "const ct_ukernel_fn ct_profile_fns[] = {\n";
@@ -60,9 +70,7 @@ constexpr const char* kLaunder = "__asm__ __volatile__(\"\" : \"+r\"(wq));";
 std::string emit_epilogue(const Isa& isa, const UkSizes& u, const UkLayout& l, Epilogue e, int k_lanes) {
   const int V = isa.lanes;
   auto load = [&](const std::string& ptr, int k) {
-    const int n = std::min(V, k_lanes - k * V);
-    return n == V ? Isa::expand(isa.load, {{"ptr", ptr}})
-                  : Isa::expand(isa.load_masked, {{"ptr", ptr}, {"n", std::to_string(n)}});
+    return load_lanes(isa, ptr, std::min(V, k_lanes - k * V));
   };
   auto op = [](const std::string& tmpl, const std::string& a, const std::string& b) {
     return Isa::expand(tmpl, {{"a", a}, {"b", b}});
@@ -105,15 +113,10 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
     return fmt::format("O + {}", h * l.out_row + w * l.out_pix + int64_t(k) * V);
   };
   auto load_out = [&](int h, int w, int k) {
-    const int n = lanes_of(k);
-    return n == V ? Isa::expand(isa.load, {{"ptr", optr(h, w, k)}})
-                  : Isa::expand(isa.load_masked, {{"ptr", optr(h, w, k)}, {"n", std::to_string(n)}});
+    return load_lanes(isa, optr(h, w, k), lanes_of(k));
   };
   auto store_out = [&](int h, int w, int k) {
-    const int n = lanes_of(k);
-    return n == V ? Isa::expand(isa.store, {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}})
-                  : Isa::expand(isa.store_masked,
-                                {{"ptr", optr(h, w, k)}, {"val", acc(h, w, k)}, {"n", std::to_string(n)}});
+    return store_lanes(isa, optr(h, w, k), acc(h, w, k), lanes_of(k));
   };
   // Nt(o): the store of vector (h, w, k) when the block is streamed; a
   // vector at an offset that is not a multiple of the alignment, or in the

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "convtune/offline/ukernel_codegen.h"
 #include "convtune/online/config.h"
 
 namespace convtune {
@@ -17,13 +18,9 @@ namespace {
 struct Emit {
   const Isa& isa;
   std::string vt() const { return isa.vector_type; }
-  std::string load(const std::string& ptr, int64_t n) const {
-    return n == isa.lanes ? Isa::expand(isa.load, {{"ptr", ptr}})
-                          : Isa::expand(isa.load_masked, {{"ptr", ptr}, {"n", std::to_string(n)}});
-  }
+  std::string load(const std::string& ptr, int64_t n) const { return load_lanes(isa, ptr, n); }
   std::string store(const std::string& ptr, const std::string& val, int64_t n) const {
-    return n == isa.lanes ? Isa::expand(isa.store, {{"ptr", ptr}, {"val", val}})
-                          : Isa::expand(isa.store_masked, {{"ptr", ptr}, {"val", val}, {"n", std::to_string(n)}});
+    return store_lanes(isa, ptr, val, n);
   }
   std::string add(const std::string& a, const std::string& b) const { return Isa::expand(isa.add, {{"a", a}, {"b", b}}); }
   std::string sub(const std::string& a, const std::string& b) const { return Isa::expand(isa.sub, {{"a", a}, {"b", b}}); }
@@ -182,9 +179,9 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, E
   const int64_t Kfull = K / L * L, Ktail = K - Kfull;
   const std::string ep_params = has_bias(ep) ? "const float *restrict bias, const float *restrict residual, " : "";
   o += fmt::format(
-      "#define MPLANE {4}\n"
-      "static void {0}_wino_out(const float *restrict m, {5}float *restrict output)\n{{\n",
-      fn, 0, 0, 0, MPLANE, ep_params);
+      "#define MPLANE {1}\n"
+      "static void {0}_wino_out(const float *restrict m, {2}float *restrict output)\n{{\n",
+      fn, MPLANE, ep_params);
   if (!has_residual(ep) && has_bias(ep)) o += "  (void)residual;\n";
   if (ep == Epilogue::bias_relu || ep == Epilogue::bias_relu6)
     o += fmt::format("  const {} ct_zero = {};\n", isa.vector_type, isa.zero);

@@ -66,6 +66,11 @@ UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc);
 /// What every generated file starts with: the ISA's header and prelude.
 std::string generated_prelude(const Isa& isa);
 
+/// The load (store) of the first n lanes at ptr: the ISA's load (store) for
+/// a whole vector, load_masked (store_masked) for a tail, 0 < n < lanes.
+std::string load_lanes(const Isa& isa, const std::string& ptr, int64_t n);
+std::string store_lanes(const Isa& isa, const std::string& ptr, const std::string& val, int64_t n);
+
 /// The entry-point table `ct_profile_fns[]` that microkernels/driver.c's
 /// ukernels mode calls, over functions with the microkernel signature.
 std::string profile_fn_table(const std::vector<std::string>& names);
