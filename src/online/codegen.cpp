@@ -500,9 +500,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   while (ublock > 0 && specs[ublock - 1].kind == SpecKind::U) --ublock;
   const int64_t Kp = sh.padded_K(isa.lanes);
 
-  const bool wino = in.config.wino;
+  const bool wino = in.config.wino();
+  const int64_t block = in.config.view.block;
   // Wino(2): the loops are one of the 16 GEMMs, whose input is the transformed tiles (the view's own layout).
-  Gen g{isa, view, wino ? view : sh, in.config.flat, specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  Gen g{isa, view, wino ? view : sh, in.config.flat(), specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
@@ -512,8 +513,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   }
   g.layout.in_pix = sh.C;
   // Flat(hw): the view's rows are output pixels, ST input pixels apart within an output row.
-  g.layout.in_row = in.config.flat ? sh.stride * sh.C : wino ? sh.C : sh.W * sh.C;
-  g.layout.stride = in.config.flat ? 1 : sh.stride;
+  g.layout.in_row = in.config.flat() ? sh.stride * sh.C : wino ? sh.C : sh.W * sh.C;
+  g.layout.stride = in.config.flat() ? 1 : sh.stride;
   g.layout.w_c = g.kb;
   g.layout.w_s = g.cu * g.kb;
   g.layout.w_r = view.S * g.cu * g.kb;  // the view's filter: 1x1 under Flat(hw) and Wino(2)
@@ -531,7 +532,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
 
   const std::string cfg = to_string(in.config);
   const std::string fn = in.function_name, FN = upper(fn);
-  const int64_t packed = wino ? wino_packed_floats(sh, isa.lanes) : packed_weight_floats(sh, isa.lanes);
+  const int64_t packed = wino ? wino_packed_floats(sh, isa.lanes, block) : packed_weight_floats(sh, isa.lanes);
   const int64_t threads = config_threads(in.config);
   // How many threads and how they are chosen: the header says it where a user reads it.
   const std::string threads_doc =
@@ -560,16 +561,17 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       " * Layouts (element strides; see microkernels/CONTRACT.md):\n"
       " *   input   [N][H][W][C] = [{}][{}][{}][{}]  NHWC, not padded: padding taps are skipped\n"
       " *   weights [K][C][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
-      " *           into {} floats: {}[Kp/{}][C/{}][R][S][{}][{}], Kp = {}{}\n"
+      " *           into {} floats: {}\n"
       " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
       "{}"
       " */\n",
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
       threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
-      fn, packed, wino ? "Winograd F(2x2,3x3): [16]" : "", g.kb, g.cu, g.cu, g.kb, Kp,
-      wino ? fmt::format(" (R = S = 1: G g G^T),\n *           then {} floats of scratch",
-                         packed - wino_weight_floats(sh, isa.lanes))
-           : std::string(),
+      fn, packed,
+      wino ? fmt::format("Winograd F(2x2,3x3): [16][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
+                         " *           then {3} floats of scratch: [16][{4}][C] and [16][{4}][K], {4} tiles a block",
+                         g.kb, g.cu, Kp, packed - wino_weight_floats(sh, isa.lanes), view.H)
+           : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
   auto params_with = [&](const std::string& weights) {
@@ -595,7 +597,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
                     // parameter do not change the prototype): the call writes the scratch
                     // through a pointer based on it, which C11 6.7.3.1 forbids for a
                     // restrict pointer to const.
-                    emit_wino(isa, sh, g.kb, g.cu, in.epilogue, fn,
+                    emit_wino(isa, sh, block, g.kb, g.cu, in.epilogue, fn,
                               params_with("const float *weights"), fn + "_gemm");
   else
     out.c_source += emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" + fmt::format("void {}({})\n{{\n", fn, params) +

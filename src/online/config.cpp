@@ -68,35 +68,50 @@ std::string to_string(const Spec& s) {
 
 bool flat_eligible(const Shape& s) { return s.R == 1 && s.S == 1 && s.pad == 0 && s.Wo() > 1; }
 
-Shape flat_view(const Shape& s) {
+// A column of `rows` pixels, 1x1, stride 1, no padding: both views' GEMM.
+static Shape column(const Shape& s, int64_t rows) {
   Shape v = s;
-  v.H = s.Ho() * s.Wo();
+  v.H = rows;
   v.W = 1;
   v.R = v.S = 1;
   v.stride = 1;
   v.pad = 0;
   return v;
 }
+
+Shape flat_view(const Shape& s) { return column(s, s.Ho() * s.Wo()); }
 
 bool wino_eligible(const Shape& s) { return s.R == 3 && s.S == 3 && s.stride == 1 && s.Ho() >= 1 && s.Wo() >= 1; }
 
 int64_t wino_tiles(const Shape& s) { return ((s.Ho() + 1) / 2) * ((s.Wo() + 1) / 2); }
 
-Shape wino_view(const Shape& s) {
-  Shape v = s;
+Shape wino_view(const Shape& s, int64_t block) {
+  Shape v = column(s, block > 0 ? block : s.N * wino_tiles(s));
   v.N = 1;
-  v.H = s.N * wino_tiles(s);
-  v.W = 1;
-  v.R = v.S = 1;
-  v.stride = 1;
-  v.pad = 0;
   return v;
+}
+
+Shape view_shape(const View& v, const Shape& s) {
+  switch (v.kind) {
+    case View::rows: return s;
+    case View::flat: return flat_view(s);
+    case View::wino: return wino_view(s, v.block);
+  }
+  return s;
+}
+
+std::string to_string(const View& v) {
+  switch (v.kind) {
+    case View::rows: return "";
+    case View::flat: return "Flat(hw)";
+    case View::wino: return v.block > 0 ? fmt::format("Wino(2,{})", v.block) : "Wino(2)";
+  }
+  return "?";
 }
 
 std::string to_string(const Config& c) {
   std::vector<std::string> parts;
-  if (c.flat) parts.push_back("Flat(hw)");
-  if (c.wino) parts.push_back("Wino(2)");
+  if (c.view.kind != View::rows) parts.push_back(to_string(c.view));
   for (const Spec& s : c.specs) parts.push_back(to_string(s));
   if (c.fence != TapFence::none) parts.push_back(fence_text(c.fence));
   if (c.prefetch) parts.push_back("Pf(w)");
@@ -120,13 +135,7 @@ class Parser {
     if (peek() == ']') {
       ++i_;
     } else {
-      if (word_at() == "Flat") {
-        view("Flat", "hw", "Flat(hw) tiles the Ho*Wo output pixels as one column");
-        c.flat = true;
-      } else if (word_at() == "Wino") {
-        view("Wino", "2", "Wino(2) is Winograd F(2x2,3x3)");
-        c.wino = true;
-      }
+      if (word_at() == "Flat" || word_at() == "Wino") c.view = view();
       while (true) {
         peek();
         if (word_at() == "F" || word_at() == "Pf" || word_at() == "Nt") {  // the tail: F(r)/F(s), Pf(w), Pf(o), Nt(o), ']'
@@ -205,14 +214,32 @@ class Parser {
   }
 
   // A view, Flat(hw) or Wino(2), and the ',' after it: only first, before the loops.
-  void view(const std::string& name, const std::string& arg, const std::string& what) {
+  // Flat(hw), Wino(2) or Wino(2,b) at the cursor, and the ',' before the loops.
+  View view() {
+    View v;
+    const bool wino = word_at() == "Wino";
+    const std::string name = wino ? "Wino" : "Flat", arg = wino ? "2" : "hw";
     i_ += name.size();
     expect('(', ("after '" + name + "'").c_str());
     peek();
-    if (word_at() != arg) fail(fmt::format("expected {} in {}(...), got {}; {}", arg, name, got(), what));
+    if (word_at() != arg)
+      fail(fmt::format("expected {} in {}(...), got {}; {}", arg, name, got(),
+                       wino ? "Wino(2) is Winograd F(2x2,3x3)" : "Flat(hw) tiles the Ho*Wo output pixels as one column"));
     i_ += arg.size();
+    v.kind = wino ? View::wino : View::flat;
+    if (wino && peek() == ',') {
+      ++i_;
+      peek();
+      const size_t at = i_;
+      v.block = number();
+      if (v.block < 1) {
+        i_ = at;
+        fail("a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
+      }
+    }
     expect(')', "to close the specifier");
-    expect(',', fmt::format("after {}({}) (the loops follow it)", name, arg).c_str());
+    expect(',', fmt::format("after {} (the loops follow it)", to_string(v)).c_str());
+    return v;
   }
 
   TapFence fence() {
@@ -519,22 +546,27 @@ void check_fence(const Config& c) {
 
 // Flat(hw): the view exists only where outputs share no input and read no padding.
 void check_flat(const Config& c, const Shape& shape) {
-  if (!c.flat || flat_eligible(shape)) return;
+  if (!c.flat() || flat_eligible(shape)) return;
   reject(fmt::format("Flat(hw) needs a 1x1 filter, no padding and more than one output column, but the shape has "
                      "R={} S={} pad={} Wo={}; drop Flat(hw)",
                      shape.R, shape.S, shape.pad, shape.Wo()));
 }
 
 // Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 only; its GEMMs are
-// scratch for one thread's output transform.
+// scratch for one thread's output transform. Wino(2,b): whole blocks of b
+// tiles, more than one of them (one block is Wino(2)).
 void check_wino(const Config& c, const Shape& shape) {
-  if (!c.wino) return;
-  if (c.flat) reject("Wino(2) and Flat(hw) are two views of the loops; keep one");
+  if (!c.wino()) return;
   if (!wino_eligible(shape))
     reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1, but the shape has R={} S={} stride={}; drop Wino(2)",
                        shape.R, shape.S, shape.stride));
   for (const Spec& s : c.specs)
     if (s.kind == SpecKind::P && s.factor > 1) reject("Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
+  const int64_t tiles = shape.N * wino_tiles(shape), b = c.view.block;
+  if (b > 0 && (tiles % b != 0 || b >= tiles))
+    reject(fmt::format("Wino(2,{}): the block must divide the {} tiles and be fewer; pick a divisor of {} below it "
+                       "or write Wino(2) for one block",
+                       b, tiles, tiles));
 }
 
 // Pf(w): the next iteration of a k or c loop is what it prefetches.

@@ -51,13 +51,13 @@ CoordinateView::CoordinateView(const Space& space) : space_(space) {
     total_slots_ += nu_[d];
   }
   // Classes: same sizes but h (000 §4.1) and the same view (rows, Flat(hw), Wino(2)), members by mean h.
-  std::map<std::tuple<int, int, int, int, int, bool, bool>, int> key_to_class;
+  std::map<std::tuple<int, int, int, int, int, int, int64_t>, int> key_to_class;
   class_of_.resize(space.choices.size());
   pos_in_class_.resize(space.choices.size());
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
     h_of_.push_back(ch.pair ? double(ch.h_extent()) / double(ch.a + ch.b) : double(ch.uk.h));
-    auto key = std::make_tuple(ch.uk.k, ch.uk.c, ch.uk.w, ch.uk.r, ch.uk.s, ch.flat, ch.wino);
+    auto key = std::make_tuple(ch.uk.k, ch.uk.c, ch.uk.w, ch.uk.r, ch.uk.s, int(ch.view.kind), ch.view.block);
     auto it = key_to_class.emplace(key, int(classes_.size())).first;
     if (it->second == int(classes_.size())) classes_.emplace_back();
     classes_[size_t(it->second)].push_back(int(i));
@@ -99,8 +99,7 @@ std::vector<ParamId> CoordinateView::params() const {
 Config CoordinateView::to_config(const Point& p) const {
   const UkChoice& ch = space_.choices[size_t(p.choice)];
   Config c;
-  c.flat = ch.flat;
-  c.wino = ch.wino;
+  c.view = ch.view;
   for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
   for (size_t i = 0; i <= p.order.size(); ++i) {
     if (ch.pair && int(i) == p.lseq) c.specs.push_back(lseq_spec(ch));

@@ -37,7 +37,7 @@ std::vector<int64_t> divisors(int64_t n) {
 // Pair choices beyond this many (only for a tall output with a highly
 // composite Ho) would make the space and its size() slow without adding
 // configurations anyone measures; the zoo's layers have at most a few hundred. Per
-// view: rows, Flat(hw) and Wino(2) each have their own.
+// view: rows, Flat(hw), Wino(2) and Wino(2,b) each have their own.
 constexpr size_t kMaxPairChoices = 10000;
 
 // The first `limit` pairs (a, b), both >= 1, with a*h1 + b*h2 dividing Ho,
@@ -191,13 +191,16 @@ Error no_microkernel_error(const Shape& shape, const ClassTable& table, int64_t 
 }  // namespace
 
 std::string UkChoice::text() const {
-  const std::string view = flat ? "flat " : wino ? "wino " : "";
-  if (!pair) return view + sizes_text(uk);
-  return view + fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r, uk.s);
+  const std::string prefix = view.kind == View::flat   ? "flat "
+                             : view.kind == View::rows ? ""
+                             : view.block > 0          ? fmt::format("wino/{} ", view.block)
+                                                       : "wino ";
+  if (!pair) return prefix + sizes_text(uk);
+  return prefix + fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r, uk.s);
 }
 
 int64_t Space::remaining(const UkChoice& ch, Dim d) const {
-  const int64_t size = dim_size(ch.flat ? flat_view(shape) : ch.wino ? wino_view(shape) : shape, d, lanes);
+  const int64_t size = dim_size(view_shape(ch.view, shape), d, lanes);
   switch (d) {
     case Dim::n: return size;
     case Dim::k: return size / (ch.uk.k * lanes);
@@ -302,16 +305,16 @@ static TapFence pair_fence(const UkRecord& m1, const UkRecord& m2) {
 }
 
 // 000 §4.2: every selected microkernel that divides `shape`, then the pairs
-// of one class along h, as choices; `flat`: `shape` is a flat_view; `wino`: a wino_view.
-static void add_choices(Space& sp, const ClassTable& table, const Shape& shape, bool flat, bool wino = false) {
+// of one class along h, as choices over the shape `view` tiles.
+static void add_choices(Space& sp, const ClassTable& table, const View& view) {
+  const Shape shape = view_shape(view, sp.shape);
   const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
     if (!r.selected || r.status != "ok" || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
     ch.fence = r.fence;
-    ch.flat = flat;
-    ch.wino = wino;
+    ch.view = view;
     sp.choices.push_back(ch);
   }
 
@@ -340,7 +343,10 @@ static void add_choices(Space& sp, const ClassTable& table, const Shape& shape, 
         if (counts.size() > room)  // the cap only trims; this note says so
           sp.note = fmt::format("{}={} admits more than {} pairs of microkernels along h; the space "
                                 "keeps the first {} (fewest repeats of the smaller one first)",
-                                flat ? "Ho*Wo" : wino ? "the tile count" : "Ho", Ho, kMaxPairChoices, kMaxPairChoices);
+                                view.kind == View::flat   ? "Ho*Wo"
+                                : view.kind == View::wino ? "the tile count"
+                                                          : "Ho",
+                                Ho, kMaxPairChoices, kMaxPairChoices);
         for (size_t n = 0; n < counts.size() && n < room; ++n) {
           const auto [a, b] = counts[n];
           UkChoice ch;
@@ -350,14 +356,22 @@ static void add_choices(Space& sp, const ClassTable& table, const Shape& shape, 
           ch.a = a;
           ch.b = b;
           ch.fence = pair_fence(*m1, *m2);
-          ch.flat = flat;
-          ch.wino = wino;
+          ch.view = view;
           sp.choices.push_back(ch);
           ++pair_choices;
         }
       }
     }
   }
+}
+
+int64_t fused_wino_block(const Shape& shape) {
+  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = 16 * (shape.C + shape.K) * int64_t(sizeof(float));
+  if (tiles * tile_bytes <= kWinoBlockBytes) return 0;  // the whole scratch fits already: Wino(2) is the fused order
+  int64_t best = 0;
+  for (int64_t b : divisors(tiles))
+    if (b * tile_bytes <= kWinoBlockBytes) best = b;
+  return best >= kWinoMinBlock ? best : 0;
 }
 
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
@@ -369,17 +383,20 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   sp.lanes = lanes;
   sp.threads = threads;
   const int64_t Ho = shape.Ho();
-  add_choices(sp, table, shape, false);
+  add_choices(sp, table, View{});
   // config.h Flat(hw): the same microkernels over the Ho*Wo pixels as one
   // column. Whether its streams beat the rows' is a matter of the whole
   // layer, not of the profile (both near 99 % on the 1x1 Yolo layers, then
   // 97 % flat against 95 % on rows in yolo9000-13, the other way in -9):
   // the search decides, and the sampler gives each view half its trials.
-  if (flat_eligible(shape)) add_choices(sp, table, flat_view(shape), true);
+  if (flat_eligible(shape)) add_choices(sp, table, View{View::flat, 0});
   // config.h Wino(2): the 1x1 microkernels over the tiles of Winograd
   // F(2x2,3x3), 2.25x fewer multiply-adds than the rows' (yolo9000-12 by hand:
   // 1.88x oneDNN's brgconv). One thread: with --threads > 1 it is left out.
-  if (threads == 1 && wino_eligible(shape)) add_choices(sp, table, wino_view(shape), false, true);
+  if (threads == 1 && wino_eligible(shape)) {
+    add_choices(sp, table, View{View::wino, 0});
+    if (const int64_t b = fused_wino_block(shape)) add_choices(sp, table, View{View::wino, b});
+  }
   if (!sp.choices.empty()) {
     restrict_to_parallel(sp);
     return sp;
@@ -408,7 +425,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           if (m1->sizes.h >= m2->sizes.h || g <= pick_gflops) continue;
           const auto counts = pair_counts(m1->sizes.h, m2->sizes.h, ho_divisors, 1);
           if (counts.empty()) continue;
-          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true, pair_fence(*m1, *m2)};
+          pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true, pair_fence(*m1, *m2), View{}};
           pick_gflops = g;
         }
     if (pick_gflops <= 0) throw no_microkernel_error(shape, table, lanes);
@@ -469,16 +486,15 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   // a*h1 + b*h2 dividing Ho*Wo), and drawn among all choices they took 98 of
   // yolo9000-9's 100 samples, none of them faster (stop 37).
   // Wino(2) is a third view, drawn likewise: each view that has choices, uniformly.
-  std::vector<size_t> rows, flat, wino;
-  for (size_t i = 0; i < space.choices.size(); ++i)
-    (space.choices[i].flat ? flat : space.choices[i].wino ? wino : rows).push_back(i);
-  std::vector<const std::vector<size_t>*> views;
-  for (const auto* v : {&rows, &flat, &wino})
-    if (!v->empty()) views.push_back(v);
-  // Two views draw as before Wino(2) existed (draw(2) ? second : first), so seeds keep their samples.
-  const std::vector<size_t>& view = views.size() == 1 ? *views[0]
-                                    : views.size() == 2 ? (draw(2) ? *views[1] : *views[0])
-                                                        : *views[draw(views.size())];
+  // A view's choices are contiguous (add_choices adds one view at a time).
+  // One view draws nothing here and two draw(2), as before Wino(2) existed,
+  // so those layers' seeds keep their samples.
+  std::vector<std::vector<size_t>> views;
+  for (size_t i = 0; i < space.choices.size(); ++i) {
+    if (views.empty() || space.choices[views.back()[0]].view != space.choices[i].view) views.emplace_back();
+    views.back().push_back(i);
+  }
+  const std::vector<size_t>& view = views.size() == 1 ? views[0] : views[draw(views.size())];
   const UkChoice& ch = space.choices[view[draw(view.size())]];
   std::vector<int64_t> reuses = divisors(space.remaining(ch, Dim::c));
   const int64_t reuse = reuses[draw(reuses.size())];
@@ -516,8 +532,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
     outer.insert(outer.begin(), ps.begin(), ps.end());
   }
   Config c;
-  c.flat = ch.flat;
-  c.wino = ch.wino;
+  c.view = ch.view;
   c.specs = std::move(outer);
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
   c.fence = ch.fence;  // the form the profile measured fastest; local searches tune it from there
@@ -562,7 +577,7 @@ int choice_of(const Space& space, const Config& c) {
   }
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
-    if (ch.flat != c.flat || ch.wino != c.wino) continue;
+    if (ch.view != c.view) continue;
     if (!ch.pair) {
       if (!lseq && !alpha && ch.uk == u) return static_cast<int>(i);
       continue;

@@ -102,17 +102,17 @@ std::string output_body(const Emit& e, const Shape& sh, Epilogue ep, int64_t n, 
 
 int64_t wino_weight_floats(const Shape& sh, int64_t lanes) { return 16 * sh.padded_K(lanes) * sh.C; }
 
-int64_t wino_packed_floats(const Shape& sh, int64_t lanes) {
-  const int64_t T = sh.N * wino_tiles(sh);
-  return wino_weight_floats(sh, lanes) + 16 * T * (sh.C + sh.K);
+int64_t wino_packed_floats(const Shape& sh, int64_t lanes, int64_t block) {
+  return wino_weight_floats(sh, lanes) + 16 * wino_view(sh, block).H * (sh.C + sh.K);
 }
 
-std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, Epilogue ep, const std::string& fn,
-                      const std::string& params, const std::string& gemm) {
+std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb, int64_t cu, Epilogue ep,
+                      const std::string& fn, const std::string& params, const std::string& gemm) {
   const Emit e{isa};
   const int64_t L = isa.lanes, Kp = sh.padded_K(L), C = sh.C, K = sh.K;
   const int64_t TH = (sh.Ho() + 1) / 2, TW = (sh.Wo() + 1) / 2, T = sh.N * TH * TW;
-  const int64_t U = wino_weight_floats(sh, L), VPLANE = T * C, MPLANE = T * K;
+  const int64_t B = wino_view(sh, block).H;  // tiles per block: the GEMMs' column
+  const int64_t U = wino_weight_floats(sh, L), VPLANE = B * C, MPLANE = B * K;
   std::string o;
 
   // The weights: u = G g G^T, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
@@ -141,18 +141,17 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, E
       "    }}\n"
       "  for (long i = {9}; i < {10}; ++i) packed[i] = 0.0f;  /* the scratch: defined before the first call */\n"
       "}}\n\n",
-      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L));
+      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L, block));
 
-  // The input transform: every tile's 4x4 patch, B^T d B, into v's 16 planes [T][C].
+  // The input transform: the block's tiles from t0, each 4x4 patch B^T d B, into v's 16 planes [B][C].
   const int64_t Cfull = C / L * L, Ctail = C - Cfull;
   o += fmt::format(
       "#define VPLANE {5}\n"
-      "static void {0}_wino_in(const float *restrict input, float *restrict v)\n{{\n"
-      "  for (long n = 0; n < {1}; ++n)\n"
-      "    for (long ty = 0; ty < {2}; ++ty)\n"
-      "      for (long tx = 0; tx < {3}; ++tx) {{\n"
+      "static void {0}_wino_in(const float *restrict input, float *restrict v, long t0)\n{{\n"
+      "  for (long t = 0; t < {1}; ++t) {{\n"
+      "        const long n = (t0 + t) / {9}, ty = (t0 + t) / {3} % {2}, tx = (t0 + t) % {3};\n"
       "        const long y0 = 2 * ty - {4}, x0 = 2 * tx - {4};\n"
-      "        const long vo = ((n * {2} + ty) * {3} + tx) * {6};\n"
+      "        const long vo = t * {6};\n"
       "        /* The patch's first tap: io + (i * W + j) * C is tap (i, j), read only where it exists. */\n"
       "        const long io = ((n * {7} + y0) * {8} + x0) * {6};\n"
       "        int ry[4], rx[4], inside = 1;\n"
@@ -161,7 +160,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, E
       "          rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
       "          inside &= ry[i] & rx[i];\n"
       "        }}\n",
-      fn, sh.N, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W);
+      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW);
   auto channels = [&](bool guarded) {
     std::string b;
     if (Cfull > 0)
@@ -173,14 +172,14 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, E
     return b;
   };
   o += "        if (inside) {\n" + channels(false) + "        } else {\n" + channels(true) + "        }\n";
-  o += "      }\n}\n#undef VPLANE\n\n";
+  o += "  }\n}\n#undef VPLANE\n\n";
 
   // The output transform: A^T m A per tile, the epilogue, the outputs that exist.
   const int64_t Kfull = K / L * L, Ktail = K - Kfull;
   const std::string ep_params = has_bias(ep) ? "const float *restrict bias, const float *restrict residual, " : "";
   o += fmt::format(
       "#define MPLANE {1}\n"
-      "static void {0}_wino_out(const float *restrict m, {2}float *restrict output)\n{{\n",
+      "static void {0}_wino_out(const float *restrict m, {2}float *restrict output, long t0)\n{{\n",
       fn, MPLANE, ep_params);
   if (!has_residual(ep) && has_bias(ep)) o += "  (void)residual;\n";
   if (ep == Epilogue::bias_relu || ep == Epilogue::bias_relu6)
@@ -188,31 +187,33 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t kb, int64_t cu, E
   if (ep == Epilogue::bias_relu6)
     o += fmt::format("  const {} ct_six = {};\n", isa.vector_type, Isa::expand(isa.broadcast, {{"val", "6.0f"}}));
   o += fmt::format(
-      "  for (long n = 0; n < {0}; ++n)\n"
-      "    for (long ty = 0; ty < {1}; ++ty)\n"
-      "      for (long tx = 0; tx < {2}; ++tx) {{\n"
-      "        const long mo = ((n * {1} + ty) * {2} + tx) * {3};\n"
+      "  for (long t = 0; t < {0}; ++t) {{\n"
+      "        const long n = (t0 + t) / {6}, ty = (t0 + t) / {2} % {1}, tx = (t0 + t) % {2};\n"
+      "        const long mo = t * {3};\n"
       "        const long oo = ((n * {4} + 2 * ty) * {5} + 2 * tx) * {3};\n"
       "        const int oky = 2 * ty + 1 < {4}, okx = 2 * tx + 1 < {5};\n",
-      sh.N, TH, TW, K, sh.Ho(), sh.Wo());
+      B, TH, TW, K, sh.Ho(), sh.Wo(), TH * TW);
   if (Kfull > 0)
     o += fmt::format("        for (long k = 0; k < {}; k += {}) {{\n", Kfull, L) +
          output_body(e, sh, ep, L, "          ") + "        }\n";
   if (Ktail > 0)
     o += fmt::format("        {{\n          const long k = {};\n", Kfull) + output_body(e, sh, ep, Ktail, "          ") +
          "        }\n";
-  o += "      }\n}\n#undef MPLANE\n\n";
+  o += "  }\n}\n#undef MPLANE\n\n";
 
-  // The entry point: the scratch follows the transformed weights in the packed buffer.
+  // The entry point: the scratch follows the transformed weights in the
+  // packed buffer. Wino(2,b): block by block, so a block's scratch stays in cache.
   o += fmt::format(
       "void {0}({1})\n{{\n"
-      "  float *v = (float *)(weights + {2});  /* scratch: [16][T][C] */\n"
-      "  float *m = v + {3};                     /* scratch: [16][T][K] */\n"
-      "  {0}_wino_in(input, v);\n"
-      "  for (long p = 0; p < 16; ++p) {4}(v + p * {5}, weights + p * {6}, m + p * {7});\n"
-      "  {0}_wino_out(m, {8}output);\n"
+      "  float *v = (float *)(weights + {2});  /* scratch: [16][{9}][C] */\n"
+      "  float *m = v + {3};                     /* scratch: [16][{9}][K] */\n"
+      "  for (long t0 = 0; t0 < {10}; t0 += {9}) {{\n"
+      "    {0}_wino_in(input, v, t0);\n"
+      "    for (long p = 0; p < 16; ++p) {4}(v + p * {5}, weights + p * {6}, m + p * {7});\n"
+      "    {0}_wino_out(m, {8}output, t0);\n"
+      "  }}\n"
       "}}\n",
-      fn, params, U, 16 * VPLANE, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "");
+      fn, params, U, 16 * VPLANE, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "", B, T);
   return o;
 }
 

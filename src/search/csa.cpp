@@ -131,8 +131,7 @@ Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const 
   add({tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))});
   for (const Spec& t : microkernel_specs(ch, reuse)) c.specs.push_back(t);
   c.fence = ch.fence;
-  c.flat = ch.flat;
-  c.wino = ch.wino;
+  c.view = ch.view;
   c.prefetch = prefetch && prefetch_loop(c) >= 0;
   validate_config(c, space.shape, space.lanes);
   return c;
@@ -283,8 +282,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (ch.pair) c.specs.push_back(lseq_spec(ch));  // the pair acts as one microkernel of h_extent rows
   for (const Spec& t : microkernel_specs(ch, p.nc / ch.uk.c)) c.specs.push_back(t);
   c.fence = ch.fence;
-  c.flat = ch.flat;
-  c.wino = ch.wino;
+  c.view = ch.view;
   validate_config(c, sh, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);
   const Config blocked = c_blocked(space, ch, p.par, l1, l2);

@@ -149,7 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Wino(2): NEON's winograd.sub, C and K tails of 1 and 2 lanes, 3x3 tiles (half ones at the
         // edges), then 3x4 = 12 tiles without padding as 3*2 + 2*3.
         Case{"K=6,C=5,H=5,R=3,pad=1", "[Wino(2), T(2,k), T(9,h), T(5,c), V(k)]"},
-        Case{"K=8,C=4,H=8,W=10,R=3,pad=0", "[Wino(2), T(2,k), Lseq(h,[(3,2),(2,3)]), T(4,c), U(a,h), V(k)]"}));
+        Case{"K=8,C=4,H=8,W=10,R=3,pad=0", "[Wino(2), T(2,k), Lseq(h,[(3,2),(2,3)]), T(4,c), U(a,h), V(k)]"},
+        // Wino(2,b): the fused order, 9 tiles in blocks of 3 (one tile row each).
+        Case{"K=6,C=5,H=5,R=3,pad=1", "[Wino(2,3), T(2,k), T(3,h), T(5,c), V(k)]"}));
 
 // Issue 13 on 4 lanes (natively or under qemu): the epilogue's ISA data for
 // NEON, with a K tail of 2 lanes read lane by lane (ct_neon_load_n), tap and

@@ -685,16 +685,18 @@ TEST(ConvCodegenText, FlatBlocksAcrossRowsReadTheirOwnPixels) {
 // guard zones around the output and the packed buffer (which holds its
 // scratch), for every ISA this CPU runs: padding 0..2, odd and even output
 // sizes (half tiles at the bottom and right), C and K tails of both vector
-// lengths, C = 3 and K = 1, batch 2, every epilogue, Lseq over the tiles.
+// lengths, C = 3 and K = 1, batch 2, every epilogue, Lseq over the tiles;
+// Wino(2,b)'s blocks across tile rows and across images.
 struct WinoCase {
   const char* shape;
   Epilogue epilogue = Epilogue::none;
   bool lseq = false;  // tile the view's column with an Lseq instead of T
+  int64_t block = 0;  // Wino(2,block): the fused order
 };
 
-// [Wino(2), T(.,k), T(.,h), T(.,c), U(cu,c), U(uh,h), U(uk,k), V(k)] over wino_view(s).
-Config wino_config(const Shape& s, int lanes, bool lseq) {
-  const Shape v = wino_view(s);
+// [Wino(2[,b]), T(.,k), T(.,h), T(.,c), U(cu,c), U(uh,h), U(uk,k), V(k)] over wino_view(s, block).
+Config wino_config(const Shape& s, int lanes, bool lseq, int64_t block = 0) {
+  const Shape v = wino_view(s, block);
   const int64_t kv = v.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
   const int64_t cu = largest_divisor(v.C, 2), uh = largest_divisor(v.H, 4);
   std::string h = fmt::format("T({},h)", v.H / uh), u = fmt::format("U({},h)", uh);
@@ -703,8 +705,8 @@ Config wino_config(const Shape& s, int lanes, bool lseq) {
     h = fmt::format("Lseq(h,[({},2),({},3)])", (v.H - 3 * a2) / 2, a2);
     u = "U(a,h)";
   }
-  return parse_config(fmt::format("[Wino(2), T({},k), {}, T({},c), U({},c), {}, U({},k), V(k)]", kv / uk, h,
-                                  v.C / cu, cu, u, uk));
+  return parse_config(fmt::format("[{}, T({},k), {}, T({},c), U({},c), {}, U({},k), V(k)]",
+                                  to_string(View{View::wino, block}), kv / uk, h, v.C / cu, cu, u, uk));
 }
 
 class ConvWino : public ::testing::TestWithParam<std::string> {};
@@ -720,10 +722,13 @@ TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
       {"K=1,C=20,H=6,W=4,R=3,pad=1", Epilogue::bias_relu6},         // K = 1, the C tail of 16 and 8 lanes
       {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, true}, // batch 2, tails, residual
       {"K=16,C=4,H=3,R=3,pad=0", Epilogue::bias},                   // one output: one tile, three outputs missing
+      {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, true, 15}, // 5x6 tiles in blocks of 15: across a row
+      {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, false, 6},  // 2x9 tiles in 6s: across the images
+      {"K=20,C=3,H=6,R=3,pad=1", Epilogue::none, false, 1},         // one tile a block
   };
   for (const WinoCase& c : cases) {
     const Shape shape = parse_shape(c.shape);
-    const Config cfg = wino_config(shape, isa.lanes, c.lseq);
+    const Config cfg = wino_config(shape, isa.lanes, c.lseq, c.block);
     std::string src;
     RunResult r = build_and_run(isa, shape, cfg, &src, 1, c.epilogue);
     EXPECT_EQ(r.status, "ok") << c.shape << " " << to_string(cfg) << ": " << r.detail;
@@ -760,6 +765,14 @@ TEST(ConvCodegenText, WinoTransformsAndScratch) {
   EXPECT_NE(k.header.find("a packed buffer each"), std::string::npos) << k.header;
   EXPECT_NE(k.header.find("Winograd F(2x2,3x3)"), std::string::npos);
   EXPECT_EQ(k.c_source.find("last"), std::string::npos);  // the GEMMs have no epilogue: the output transform has it
+  EXPECT_NE(k.c_source.find("for (long t0 = 0; t0 < 9; t0 += 9) {"), std::string::npos);  // one block
+  // Wino(2,b): the scratch is a block's, and the entry runs the blocks in turn.
+  const Shape two = parse_shape("N=2,K=20,C=3,H=5,R=3,pad=1");  // 2 x 9 tiles
+  GeneratedKernel f = generate_conv(isa, {two, wino_config(two, isa.lanes, false, 6), "f", ""});
+  EXPECT_EQ(f.packed_floats, 16 * 32 * 3 + 16 * 6 * (3 + 20));
+  EXPECT_NE(f.c_source.find("for (long t0 = 0; t0 < 18; t0 += 6) {"), std::string::npos) << f.c_source;
+  EXPECT_NE(f.c_source.find("f_gemm(v + p * 18, weights + p * 96, m + p * 120);"), std::string::npos);
+  EXPECT_NE(f.header.find("[16][6][C] and [16][6][K], 6 tiles a block"), std::string::npos) << f.header;
 }
 
 TEST(ConvCodegenText, InvalidConfigIsRejected) {

@@ -315,8 +315,8 @@ TEST(Config, FlatParseErrors) {
 // Wino(2) (config.h): first of all; its loops cover the GEMM over the tiles.
 TEST(Config, WinoParseErrors) {
   const Config c = parse_config("[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k), Nt(o)]");
-  EXPECT_TRUE(c.wino);
-  EXPECT_FALSE(c.flat);
+  EXPECT_TRUE(c.wino());
+  EXPECT_FALSE(c.flat());
   EXPECT_EQ(to_string(c), "[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k), Nt(o)]");
   EXPECT_NE(parse_config("[Wino(2), V(k)]"), parse_config("[V(k)]"));
   EXPECT_EQ(parse_error("[T(2,k), Wino(2), V(k)]"), "config: at column 10: Wino(2) comes first, before every loop");
@@ -324,6 +324,16 @@ TEST(Config, WinoParseErrors) {
             "config: at column 7: expected 2 in Wino(...), got '4'; Wino(2) is Winograd F(2x2,3x3)");
   EXPECT_EQ(parse_error("[Wino(2)]"), "config: at column 9: expected ',' after Wino(2) (the loops follow it), got ']'");
   EXPECT_EQ(parse_error("[Flat(hw), Wino(2), V(k)]"), "config: at column 12: Wino(2) comes first, before every loop");
+  // Wino(2,b): the fused order, b tiles a block.
+  const Config f = parse_config("[Wino(2, 17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
+  EXPECT_EQ(f.view, (View{View::wino, 17}));
+  EXPECT_EQ(to_string(f), "[Wino(2,17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
+  EXPECT_EQ(parse_error("[Wino(2,0), V(k)]"),
+            "config: at column 9: a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
+  EXPECT_EQ(parse_error("[Wino(2,b), V(k)]"), "config: at column 9: expected a number, got 'b'");
+  EXPECT_EQ(parse_error("[Wino(2,17)]"),
+            "config: at column 12: expected ',' after Wino(2,17) (the loops follow it), got ']'");
+  EXPECT_EQ(parse_error("[Flat(hw,2), V(k)]"), "config: at column 9: expected ')' to close the specifier, got ','");
 }
 
 TEST(Validate, Wino) {
@@ -350,6 +360,18 @@ TEST(Validate, Wino) {
   const Shape v = wino_view(odd);
   EXPECT_EQ(v.H, 12);
   EXPECT_EQ(v.to_string(), "N=1,K=16,C=4,H=12,W=1,R=1,S=1,stride=1,pad=0");
+  // Wino(2,b): the loops tile one block of b tiles; b divides the tiles and is fewer.
+  EXPECT_EQ(wino_view(odd, 4).H, 4);
+  EXPECT_EQ(check("[Wino(2,17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l), "no error");
+  EXPECT_EQ(check("[Wino(2,17), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
+            "config: dimension h: tile factors multiply to 289 but the problem size is 17; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(check("[Wino(2,7), T(8,k), T(7,h), T(256,c), U(4,k), V(k)]", l),
+            "config: Wino(2,7): the block must divide the 289 tiles and be fewer; pick a divisor of 289 below it or "
+            "write Wino(2) for one block");
+  EXPECT_EQ(check("[Wino(2,289), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
+            "config: Wino(2,289): the block must divide the 289 tiles and be fewer; pick a divisor of 289 below it or "
+            "write Wino(2) for one block");
 }
 
 TEST(Validate, Flat) {

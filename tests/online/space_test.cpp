@@ -50,7 +50,7 @@ TEST(Space, Yolo12HasNoSingleOfTheClassButPairs) {
   bool paper_pair = false, other_pair = false;
   for (const UkChoice& ch : sp.choices) {
     EXPECT_FALSE(ch.fallback);
-    if (ch.wino) {  // the Winograd view (config.h Wino(2)): 17x17 = 289 tiles
+    if (ch.view.kind == View::wino) {  // the Winograd view (config.h Wino(2)): 17x17 = 289 tiles
       ++wino;
       EXPECT_EQ(289 % ch.h_extent(), 0) << ch.text();
       EXPECT_EQ(ch.uk.r * ch.uk.s * ch.uk.w, 1) << ch.text();
@@ -225,7 +225,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
-    EXPECT_LE(sp.choices.size(), 2 * (10000u + 32u)) << text;  // the cap holds per view (3x3: rows and Wino(2))
+    EXPECT_LE(sp.choices.size(), 3 * (10000u + 32u)) << text;  // the cap holds per view (3x3: rows, Wino(2), Wino(2,b))
     std::mt19937_64 rng(1);
     for (int i = 0; i < 3; ++i) EXPECT_NO_THROW(validate_config(sample_config(sp, rng), sh, 16)) << text;
   }
@@ -294,10 +294,8 @@ TEST(Space, SamplesAreValidAndRoundTrip) {
 }
 
 // 500 samples, each valid, mapped back to a choice of its own view
-// (`ch_view` / `cfg_view`: Flat(hw) or Wino(2)) and through the coordinate
-// view unchanged; how many are in that view.
-int sampled_in_view(const Space& sp, const Shape& sh, std::mt19937_64& rng, bool UkChoice::*ch_view,
-                    bool Config::*cfg_view) {
+// (its view too) and through the coordinate view unchanged; how many are in `view`.
+int sampled_in_view(const Space& sp, const Shape& sh, std::mt19937_64& rng, const View& view) {
   const CoordinateView v(sp);
   int in_view = 0;
   for (int i = 0; i < 500; ++i) {
@@ -305,11 +303,11 @@ int sampled_in_view(const Space& sp, const Shape& sh, std::mt19937_64& rng, bool
     EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
     const int ci = choice_of(sp, c);
     EXPECT_GE(ci, 0) << to_string(c);
-    if (ci >= 0) EXPECT_EQ(sp.choices[size_t(ci)].*ch_view, c.*cfg_view) << to_string(c);
+    if (ci >= 0) EXPECT_EQ(sp.choices[size_t(ci)].view, c.view) << to_string(c);
     const std::optional<Point> p = v.from_config(c);
     EXPECT_TRUE(p) << to_string(c);
     if (p) EXPECT_EQ(v.to_config(*p), c);
-    in_view += c.*cfg_view;
+    in_view += c.view == view;
   }
   return in_view;
 }
@@ -333,15 +331,15 @@ TEST(Space, FlatChoicesTileTheOutputPixelsAsOneColumn) {
                        "flat k4c1w1h{14x2+7x3}r1s1", "flat k4c1w1h{17x2+5x3}r1s1", "flat k4c1w1h{20x2+3x3}r1s1",
                        "flat k4c1w1h{23x2+1x3}r1s1"}));
   std::mt19937_64 rng(3);
-  EXPECT_NEAR(sampled_in_view(sp, sh, rng, &UkChoice::flat, &Config::flat), 250, 50);  // half, though 9 of the 11 choices are flat
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::flat, 0}), 250, 50);  // half, though 9 of the 11 choices are flat
   // The same Lseq without Flat(hw) is another choice (2 + 2 + 3 rows of each
   // of the 7 columns), and one that covers 49 rows only with Flat(hw).
   const int rows = choice_of(sp, parse_config("[T(16,k), T(7,w), Lseq(h,[(2,2),(1,3)]), T(256,c), U(a,h), U(4,k), V(k)]"));
   ASSERT_GE(rows, 0);
-  EXPECT_FALSE(sp.choices[size_t(rows)].flat);
+  EXPECT_EQ(sp.choices[size_t(rows)].view.kind, View::rows);
   EXPECT_EQ(choice_of(sp, parse_config("[T(16,k), Lseq(h,[(2,2),(15,3)]), T(256,c), U(a,h), U(4,k), V(k)]")), -1);
   for (const char* other : {"K=32,C=4,H=7,R=1,pad=1", "K=32,C=4,H=9,R=3"})
-    for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.flat) << other;
+    for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_NE(ch.view.kind, View::flat) << other;
 }
 
 // Wino(2) (config.h): a 3x3 layer at stride 1 adds the 1x1 microkernels
@@ -360,10 +358,35 @@ TEST(Space, WinoChoicesTileTheTiles) {
   EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w7h1r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1"}))
       << sp.note;
   std::mt19937_64 rng(3);
-  EXPECT_NEAR(sampled_in_view(sp, sh, rng, &UkChoice::wino, &Config::wino), 250, 50);
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 0}), 250, 50);
   for (const char* other : {"K=32,C=4,H=14,R=3,stride=2,pad=1", "K=32,C=4,H=7,R=1"})
-    for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices) EXPECT_FALSE(ch.wino) << other;
-  for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_FALSE(ch.wino) << "--threads 2";
+    for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices)
+      EXPECT_NE(ch.view.kind, View::wino) << other;
+  for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_NE(ch.view.kind, View::wino) << "--threads 2";
+}
+
+// Wino(2,b) (config.h): where all tiles' scratch outgrows kWinoBlockBytes,
+// the space adds the fused order over the largest block of tiles that fits
+// (resnet18-2: 784 tiles of 16 * (64 + 64) floats = 8 KiB; 64 fit, 56 divides
+// 784), a fourth view drawn as often as each other. Not where all tiles fit
+// already, nor where the block would be below kWinoMinBlock tiles
+// (resnet18-9: 49 tiles of 32 KiB, 7 of them a block).
+TEST(Space, FusedWinoBlocksFitTheScratchBudget) {
+  EXPECT_EQ(fused_wino_block(zoo_layer("resnet18-2")), 56);
+  EXPECT_EQ(fused_wino_block(zoo_layer("yolo9000-2")), 68);  // 136 x 136 tiles of 6 KiB
+  EXPECT_EQ(fused_wino_block(zoo_layer("resnet18-9")), 0);
+  EXPECT_EQ(fused_wino_block(parse_shape("K=32,C=4,H=14,R=3")), 0);  // 49 tiles, 14 KiB in all
+  ClassTable t = table_of({uk_record(uk(4, 1, 1, 7), 95), uk_record(uk(4, 1, 1, 7, 3, 3), 90)});
+  const Shape sh = zoo_layer("resnet18-2");
+  Space sp = build_space(sh, t, 8);
+  std::vector<std::string> texts;
+  for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
+  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1",
+                                             "wino/56 k4c1w1h7r1s1"}))
+      << sp.note;
+  std::mt19937_64 rng(5);
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 56}), 167, 45);
+  EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 0}), 167, 45);
 }
 
 // A sampled candidate starts in the form its microkernel was profiled
@@ -489,7 +512,7 @@ TEST(Space, ThreadsTwoPutsOneValidParallelLoopOutermost) {
   EXPECT_EQ(sp.threads, 2);
   // Each has a P; only the Winograd view, one thread's, is left out.
   size_t one_thread = 0;
-  for (const UkChoice& ch : build_space(sh, yolo_table(), 16).choices) one_thread += !ch.wino;
+  for (const UkChoice& ch : build_space(sh, yolo_table(), 16).choices) one_thread += ch.view.kind != View::wino;
   EXPECT_EQ(sp.choices.size(), one_thread);
   std::mt19937_64 rng(7);
   std::set<char> dims;
@@ -519,7 +542,7 @@ TEST(Space, ParallelOptionsDivideThreadsAndTiles) {
   Shape sh = parse_shape("N=2,K=64,C=4,H=12,R=1");
   Space sp = build_space(sh, table_of({uk_record(uk(1, 1, 1, 3), 90)}), 16, 4);
   ASSERT_EQ(sp.choices.size(), 2u);  // k 4 tiles, h 4, w 12, n 2; then its Flat(hw) form
-  ASSERT_FALSE(sp.choices[0].flat);
+  ASSERT_EQ(sp.choices[0].view.kind, View::rows);
   std::vector<std::string> got;
   for (const ParOption& o : sp.parallel_options(sp.choices[0])) {
     Config c;

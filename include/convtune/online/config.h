@@ -92,6 +92,10 @@
 // different rounding (it stays within the one output check's tolerance).
 // Only for 3x3 filters at stride 1 (wino_eligible); one thread (no P). The
 // tail's switches act on the GEMMs: Nt(o) streams their output to the scratch.
+// Wino(2,b) is the fused order (NNPACK's "block-based" one): the input
+// transform, the 16 GEMMs and the output transform run b tiles at a time, so
+// the transformed tiles stay in cache instead of streaming through memory; b
+// divides the N*ceil(Ho/2)*ceil(Wo/2) tiles, and the loops tile b of them.
 //
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
@@ -129,17 +133,32 @@ struct Spec {
   bool operator!=(const Spec& o) const { return !(*this == o); }
 };
 
+/// What a configuration's loops tile (beyond 000): the convolution's own
+/// rows, Flat(hw)'s column of output pixels, or Wino(2)'s column of 2x2
+/// tiles; printed first, before the loops.
+struct View {
+  enum Kind { rows, flat, wino };
+  Kind kind = rows;
+  // Wino(2,b): the transforms and the 16 GEMMs run b tiles at a time (the
+  // fused order), so the scratch is a block's, not the image's; 0: all tiles
+  // in one block (Wino(2), the non-fused order).
+  int64_t block = 0;
+  bool operator==(const View& o) const { return kind == o.kind && block == o.block; }
+  bool operator!=(const View& o) const { return !(*this == o); }
+};
+
 struct Config {
   std::vector<Spec> specs;  // outermost first
   TapFence fence = TapFence::none;  // F(r) / F(s): printed after V(k), not a loop
   bool prefetch = false;            // Pf(w): printed after any fence, not a loop
   bool prefetch_out = false;        // Pf(o): printed after Pf(w), not a loop
   bool stream_out = false;          // Nt(o): printed last, not a loop
-  bool flat = false;                // Flat(hw): printed first; the loops tile flat_view(shape)
-  bool wino = false;                // Wino(2): printed first; the loops tile wino_view(shape)
+  View view;                        // Flat(hw), Wino(2), Wino(2,b): printed first; the loops tile view_shape
+  bool flat() const { return view.kind == View::flat; }
+  bool wino() const { return view.kind == View::wino; }
   bool operator==(const Config& o) const {
     return specs == o.specs && fence == o.fence && prefetch == o.prefetch && prefetch_out == o.prefetch_out &&
-           stream_out == o.stream_out && flat == o.flat && wino == o.wino;
+           stream_out == o.stream_out && view == o.view;
   }
   bool operator!=(const Config& o) const { return !(*this == o); }
 };
@@ -156,17 +175,18 @@ bool wino_eligible(const Shape& s);
 /// Winograd F(2x2,3x3)'s 2x2 output tiles of one image: ceil(Ho/2) * ceil(Wo/2).
 int64_t wino_tiles(const Shape& s);
 /// The GEMM a Wino(2) configuration tiles (one of the 16): a 1x1 convolution
-/// over one column of N * wino_tiles(s) tiles, stride 1, no padding; K, C and
-/// the name unchanged, N = 1.
-Shape wino_view(const Shape& s);
-/// The shape whose dimensions a configuration's loops cover: flat_view(s) for
-/// Flat(hw), wino_view(s) for Wino(2), else s.
-inline Shape tiled_shape(const Config& c, const Shape& s) {
-  return c.flat ? flat_view(s) : c.wino ? wino_view(s) : s;
-}
+/// over one column of `block` tiles (0: all N * wino_tiles(s)), stride 1, no
+/// padding; K, C and the name unchanged, N = 1.
+Shape wino_view(const Shape& s, int64_t block = 0);
+/// The shape a view's loops cover: s, flat_view(s) or wino_view(s, block).
+Shape view_shape(const View& v, const Shape& s);
+/// The shape whose dimensions a configuration's loops cover.
+inline Shape tiled_shape(const Config& c, const Shape& s) { return view_shape(c.view, s); }
 
 /// Canonical one-line text form (see the header comment).
 std::string to_string(const Spec& s);
+/// "" (rows), "Flat(hw)", "Wino(2)" or "Wino(2,b)".
+std::string to_string(const View& v);
 std::string to_string(const Config& c);
 
 /// Parses the text form. Throws Error ("config: at column N: expected ...").
@@ -206,8 +226,9 @@ int prefetch_loop(const Config& c);
 ///  - Pf(w) only with a prefetch_loop;
 ///  - Flat(hw) only on a flat_eligible shape; the divisibility rules then
 ///    apply to flat_view(shape) (one output column: w is covered by 1);
-///  - Wino(2) only on a wino_eligible shape, not with Flat(hw) or P;
-///    the divisibility rules then apply to wino_view(shape).
+///  - Wino(2) only on a wino_eligible shape, without P; Wino(2,b) with b
+///    dividing the tiles and below their count; the divisibility rules then
+///    apply to wino_view(shape, b).
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);
 

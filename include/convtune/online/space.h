@@ -24,11 +24,10 @@ struct UkChoice {
   int64_t a = 1, b = 0;   // pair only
   bool fallback = false;  // a non-selected microkernel used because nothing selected divides
   TapFence fence = TapFence::none;  // the fence of its profiled figure (UkRecord::fence): sampled candidates start with it
-  bool flat = false;  // tiles flat_view(shape) (config.h Flat(hw)): h counts the Ho*Wo output pixels
-  bool wino = false;  // tiles wino_view(shape) (config.h Wino(2)): h counts the 2x2 output tiles
+  View view;  // tiles view_shape(view, shape) (config.h): h counts rows, Ho*Wo pixels (Flat(hw)) or 2x2 tiles (Wino(2))
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
   int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
-  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat " or "wino " before it for those views
+  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat ", "wino " or "wino/68 " before it for those views
   std::string text() const;
 };
 
@@ -85,8 +84,22 @@ struct Space {
   bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
 
+/// Wino(2,b)'s fused order keeps a block's scratch (16 * b * (C + K) floats)
+/// in L2: half of a 1 MiB L2 (Zen 4/5; the Xeons have 1-2 MiB), leaving room
+/// for the weights and the output rows the block writes.
+constexpr int64_t kWinoBlockBytes = 512 * 1024;
+/// Below this many tiles a block's GEMMs read the weights too often per tile.
+constexpr int64_t kWinoMinBlock = 16;
+/// The block the space offers for Wino(2,b) on a wino_eligible shape: the
+/// most tiles, a divisor of N * wino_tiles, whose scratch fits kWinoBlockBytes;
+/// 0 when all tiles fit already (Wino(2) is then the fused order) or when that
+/// block would be below kWinoMinBlock tiles.
+int64_t fused_wino_block(const Shape& shape);
+
 /// Builds the space: the choices that divide the shape, then, on a
-/// flat_eligible shape, those that divide flat_view(shape) (flat). Throws
+/// flat_eligible shape, those that divide flat_view(shape) (flat); at one
+/// thread on a wino_eligible shape, those that divide wino_view(shape) and,
+/// where fused_wino_block gives a block, wino_view(shape, block). Throws
 /// Error when no microkernel at all fits the shape, saying which microkernel
 /// the ISA admits that would (profile it) or, when none would, which output
 /// dimensions leave too few accumulators.
@@ -101,8 +114,8 @@ std::vector<Spec> microkernel_specs(const UkChoice& ch, int64_t c_reuse);
 /// A pair choice's Lseq(h,[(a,h1),(b,h2)]) (000 §4.2), for the caller to place.
 Spec lseq_spec(const UkChoice& ch);
 
-/// 000 §6.1's random sampler: a microkernel choice uniformly (with both
-/// views, first the view, rows or Flat(hw), each half the time); a divisor
+/// 000 §6.1's random sampler: a microkernel choice uniformly (with several
+/// views, first the view, each as often); a divisor
 /// of the remaining c as the reuse loop directly above the microkernel; then,
 /// outwards, (dimension, factor) pairs drawn uniformly among those that still
 /// divide what remains, until every dimension is complete; for a pair, the
