@@ -149,29 +149,29 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
       "#define VPLANE {5}\n"
       "static void {0}_wino_in(const float *restrict input, float *restrict v, long t0)\n{{\n"
       "  for (long t = 0; t < {1}; ++t) {{\n"
-      "        const long n = (t0 + t) / {9}, ty = (t0 + t) / {3} % {2}, tx = (t0 + t) % {3};\n"
-      "        const long y0 = 2 * ty - {4}, x0 = 2 * tx - {4};\n"
-      "        const long vo = t * {6};\n"
-      "        /* The patch's first tap: io + (i * W + j) * C is tap (i, j), read only where it exists. */\n"
-      "        const long io = ((n * {7} + y0) * {8} + x0) * {6};\n"
-      "        int ry[4], rx[4], inside = 1;\n"
-      "        for (int i = 0; i < 4; ++i) {{\n"
-      "          ry[i] = y0 + i >= 0 && y0 + i < {7};\n"
-      "          rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
-      "          inside &= ry[i] & rx[i];\n"
-      "        }}\n",
+      "    const long n = (t0 + t) / {9}, ty = (t0 + t) / {3} % {2}, tx = (t0 + t) % {3};\n"
+      "    const long y0 = 2 * ty - {4}, x0 = 2 * tx - {4};\n"
+      "    const long vo = t * {6};\n"
+      "    /* The patch's first tap: io + (i * W + j) * C is tap (i, j), read only where it exists. */\n"
+      "    const long io = ((n * {7} + y0) * {8} + x0) * {6};\n"
+      "    int ry[4], rx[4], inside = 1;\n"
+      "    for (int i = 0; i < 4; ++i) {{\n"
+      "      ry[i] = y0 + i >= 0 && y0 + i < {7};\n"
+      "      rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
+      "      inside &= ry[i] & rx[i];\n"
+      "    }}\n",
       fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW);
   auto channels = [&](bool guarded) {
     std::string b;
     if (Cfull > 0)
-      b += fmt::format("          for (long c = 0; c < {}; c += {}) {{\n", Cfull, L) +
-           input_body(e, sh, L, guarded, "            ") + "          }\n";
+      b += fmt::format("      for (long c = 0; c < {}; c += {}) {{\n", Cfull, L) +
+           input_body(e, sh, L, guarded, "        ") + "      }\n";
     if (Ctail > 0)
-      b += fmt::format("          {{\n            const long c = {};\n", Cfull) +
-           input_body(e, sh, Ctail, guarded, "            ") + "          }\n";
+      b += fmt::format("      {{\n        const long c = {};\n", Cfull) +
+           input_body(e, sh, Ctail, guarded, "        ") + "      }\n";
     return b;
   };
-  o += "        if (inside) {\n" + channels(false) + "        } else {\n" + channels(true) + "        }\n";
+  o += "    if (inside) {\n" + channels(false) + "    } else {\n" + channels(true) + "    }\n";
   o += "  }\n}\n#undef VPLANE\n\n";
 
   // The output transform: A^T m A per tile, the epilogue, the outputs that exist.
@@ -188,17 +188,17 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
     o += fmt::format("  const {} ct_six = {};\n", isa.vector_type, Isa::expand(isa.broadcast, {{"val", "6.0f"}}));
   o += fmt::format(
       "  for (long t = 0; t < {0}; ++t) {{\n"
-      "        const long n = (t0 + t) / {6}, ty = (t0 + t) / {2} % {1}, tx = (t0 + t) % {2};\n"
-      "        const long mo = t * {3};\n"
-      "        const long oo = ((n * {4} + 2 * ty) * {5} + 2 * tx) * {3};\n"
-      "        const int oky = 2 * ty + 1 < {4}, okx = 2 * tx + 1 < {5};\n",
+      "    const long n = (t0 + t) / {6}, ty = (t0 + t) / {2} % {1}, tx = (t0 + t) % {2};\n"
+      "    const long mo = t * {3};\n"
+      "    const long oo = ((n * {4} + 2 * ty) * {5} + 2 * tx) * {3};\n"
+      "    const int oky = 2 * ty + 1 < {4}, okx = 2 * tx + 1 < {5};\n",
       B, TH, TW, K, sh.Ho(), sh.Wo(), TH * TW);
   if (Kfull > 0)
-    o += fmt::format("        for (long k = 0; k < {}; k += {}) {{\n", Kfull, L) +
-         output_body(e, sh, ep, L, "          ") + "        }\n";
+    o += fmt::format("    for (long k = 0; k < {}; k += {}) {{\n", Kfull, L) +
+         output_body(e, sh, ep, L, "      ") + "    }\n";
   if (Ktail > 0)
-    o += fmt::format("        {{\n          const long k = {};\n", Kfull) + output_body(e, sh, ep, Ktail, "          ") +
-         "        }\n";
+    o += fmt::format("    {{\n      const long k = {};\n", Kfull) + output_body(e, sh, ep, Ktail, "      ") +
+         "    }\n";
   o += "  }\n}\n#undef MPLANE\n\n";
 
   // The entry point: the scratch follows the transformed weights in the
