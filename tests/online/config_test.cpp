@@ -362,16 +362,20 @@ TEST(Validate, Wino) {
   EXPECT_EQ(v.to_string(), "N=1,K=16,C=4,H=12,W=1,R=1,S=1,stride=1,pad=0");
   // Wino(2,b): the loops tile one block of b tiles; b divides the tiles and is fewer.
   EXPECT_EQ(wino_view(odd, 4).H, 4);
-  EXPECT_EQ(check("[Wino(2,17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l), "no error");
-  EXPECT_EQ(check("[Wino(2,17), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
-            "config: dimension h: tile factors multiply to 289 but the problem size is 17; every dimension must be "
-            "covered exactly (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[Wino(2,7), T(8,k), T(7,h), T(256,c), U(4,k), V(k)]", l),
-            "config: Wino(2,7): the block must divide the 289 tiles and be fewer; pick a divisor of 289 below it or "
-            "write Wino(2) for one block");
-  EXPECT_EQ(check("[Wino(2,289), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
-            "config: Wino(2,289): the block must divide the 289 tiles and be fewer; pick a divisor of 289 below it or "
-            "write Wino(2) for one block");
+  auto not_a_block = [](int b) {
+    return fmt::format("config: Wino(2,{}): the block must divide the 289 tiles and be fewer; pick a divisor of 289 "
+                       "below it or write Wino(2) for one block",
+                       b);
+  };
+  const std::pair<std::string, std::string> blocks[] = {
+      {"[Wino(2,17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", "no error"},
+      {"[Wino(2,17), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]",
+       "config: dimension h: tile factors multiply to 289 but the problem size is 17; every dimension must be covered "
+       "exactly (000 §3.3 divisibility)"},
+      {"[Wino(2,7), T(8,k), T(7,h), T(256,c), U(4,k), V(k)]", not_a_block(7)},
+      {"[Wino(2,289), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", not_a_block(289)},
+  };
+  for (const auto& [config, message] : blocks) EXPECT_EQ(check(config, l), message) << config;
 }
 
 TEST(Validate, Flat) {
