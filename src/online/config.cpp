@@ -213,7 +213,6 @@ class Parser {
     return d;
   }
 
-  // A view, Flat(hw) or Wino(2), and the ',' after it: only first, before the loops.
   // Flat(hw), Wino(2) or Wino(2,b) at the cursor, and the ',' before the loops.
   View view() {
     View v;
