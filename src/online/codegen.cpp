@@ -11,6 +11,7 @@
 // is stored with masks, so the output is exactly K wide.
 #include "convtune/online/codegen.h"
 #include "convtune/online/wino_codegen.h"
+#include "convtune/online/wino_transform.h"
 
 #include <algorithm>
 #include <array>
@@ -502,7 +503,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
 
   const bool wino = in.config.wino();
   const int64_t block = in.config.view.block;
-  // Wino(2): the loops are one of the 16 GEMMs, whose input is the transformed tiles (the view's own layout).
+  // Wino(2): the loops are one of the 16 or 25 GEMMs, whose input is the transformed tiles (the view's own layout).
   Gen g{isa, view, wino ? view : sh, in.config.flat(), specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
   g.kb = isa.lanes;
   g.cu = 1;
@@ -514,7 +515,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.layout.in_pix = sh.C;
   // Flat(hw): the view's rows are output pixels, ST input pixels apart within an output row.
   g.layout.in_row = in.config.flat() ? sh.stride * sh.C : wino ? sh.C : sh.W * sh.C;
-  g.layout.stride = in.config.flat() ? 1 : sh.stride;
+  g.layout.stride = in.config.flat() || wino ? 1 : sh.stride;  // Wino(2): the GEMM reads consecutive tiles
   g.layout.w_c = g.kb;
   g.layout.w_s = g.cu * g.kb;
   g.layout.w_r = view.S * g.cu * g.kb;  // the view's filter: 1x1 under Flat(hw) and Wino(2)
@@ -568,9 +569,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
       threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
       fn, packed,
-      wino ? fmt::format("Winograd F(2x2,3x3): [16][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
-                         " *           then {3} floats of scratch: [16][{4}][C] and [16][{4}][K], {4} tiles a block",
-                         g.kb, g.cu, Kp, packed - wino_weight_floats(sh, isa.lanes), view.H)
+      wino ? fmt::format("Winograd {5}: [{6}][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
+                         " *           then {3} floats of scratch: [{6}][{4}][C] and [{6}][{4}][K], {4} tiles a block",
+                         g.kb, g.cu, Kp, packed - wino_weight_floats(sh, isa.lanes), view.H,
+                         wino_transform(sh).name, wino_points(sh))
            : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
@@ -588,7 +590,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   if (threads > 1) out.cflags = {"-fopenmp"};
   out.c_source = comment + generated_prelude(isa) + g.ukernel_code + g.tables + "\n" +
                  fmt::format("const unsigned long {}_packed_floats = {};\n\n", fn, packed);
-  if (wino)  // the loops are one GEMM of 16, between the transforms
+  if (wino)  // the loops are one GEMM of 16 or 25, between the transforms
     out.c_source += fmt::format("static void {}_gemm(const float *restrict input, const float *restrict weights,\n"
                                 "    float *restrict output)\n{{\n",
                                 fn) +

@@ -81,7 +81,9 @@ static Shape column(const Shape& s, int64_t rows) {
 
 Shape flat_view(const Shape& s) { return column(s, s.Ho() * s.Wo()); }
 
-bool wino_eligible(const Shape& s) { return s.R == 3 && s.S == 3 && s.stride == 1 && s.Ho() >= 1 && s.Wo() >= 1; }
+bool wino_eligible(const Shape& s) {
+  return s.R == 3 && s.S == 3 && (s.stride == 1 || s.stride == 2) && s.Ho() >= 1 && s.Wo() >= 1;
+}
 
 int64_t wino_tiles(const Shape& s) { return ((s.Ho() + 1) / 2) * ((s.Wo() + 1) / 2); }
 
@@ -551,13 +553,13 @@ void check_flat(const Config& c, const Shape& shape) {
                      shape.R, shape.S, shape.pad, shape.Wo()));
 }
 
-// Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 only; its GEMMs are
+// Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 or 2 (wino_transform.h); its GEMMs are
 // scratch for one thread's output transform. Wino(2,b): whole blocks of b
 // tiles, more than one of them (one block is Wino(2)).
 void check_wino(const Config& c, const Shape& shape) {
   if (!c.wino()) return;
   if (!wino_eligible(shape))
-    reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1, but the shape has R={} S={} stride={}; drop Wino(2)",
+    reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R={} S={} stride={}; drop Wino(2)",
                        shape.R, shape.S, shape.stride));
   for (const Spec& s : c.specs)
     if (s.kind == SpecKind::P && s.factor > 1) reject("Wino(2) runs on one thread; drop its P loops or drop Wino(2)");

@@ -15,6 +15,7 @@
 
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
+#include "convtune/online/wino_transform.h"
 
 namespace convtune {
 
@@ -366,7 +367,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
 }
 
 int64_t fused_wino_block(const Shape& shape) {
-  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = 16 * (shape.C + shape.K) * int64_t(sizeof(float));
+  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_points(shape) * (shape.C + shape.K) * int64_t(sizeof(float));
   if (tiles * tile_bytes <= kWinoBlockBytes) return 0;  // the whole scratch fits already: Wino(2) is the fused order
   int64_t best = 0;
   for (int64_t b : divisors(tiles))

@@ -1,15 +1,18 @@
 // Wino(2): Winograd F(2x2,3x3) around the generated GEMMs (wino_codegen.h).
 //   Y = A^T [ (G g G^T) .* (B^T d B) ] A   (Lavin and Gray 2016, eq. 8)
-// with d a 4x4 input patch (zeros outside the unpadded input: padding is
-// never read), g a 3x3 filter, Y the 2x2 output block whose top-left output
-// is the patch's top-left tap. The 16 products of .* summed over C are the
-// GEMMs; the weights' transform runs once in NAME_pack, in double.
+// with d an input patch (4x4 at stride 1, 5x5 at stride 2; zeros outside
+// the unpadded input: padding is never read), g a 3x3 filter, Y the 2x2
+// output block whose top-left output is the patch's top-left tap. The
+// products of .* (16 or 25, wino_transform.h) summed over C are the GEMMs;
+// the weights' transform runs once in NAME_pack, in double.
 #include "convtune/online/wino_codegen.h"
 
 #include <fmt/format.h>
 
 #include "convtune/offline/ukernel_codegen.h"
 #include "convtune/online/config.h"
+#include "convtune/online/wino_transform.h"
+#include "convtune/core/error.h"
 
 namespace convtune {
 
@@ -26,57 +29,67 @@ struct Emit {
   std::string sub(const std::string& a, const std::string& b) const { return Isa::expand(isa.sub, {{"a", a}, {"b", b}}); }
 };
 
-// B^T d B of one vector of channels at c, n lanes: 16 loads (each guarded
-// when `guarded`: the patch runs over the input's edge), 32 sums, 16 stores
-// into the 16 planes of v.
-std::string input_body(const Emit& e, const Shape& sh, int64_t n, bool guarded, const std::string& ind) {
+// sum_i coef[i] * name(i) for coefficients -1, 0, 1 with at least one 1:
+// the positive terms first, so it is adds and subtracts only.
+template <class Name>
+std::string combo(const Emit& e, const std::vector<int>& coef, Name name) {
+  std::string out;
+  for (size_t i = 0; i < coef.size(); ++i)
+    if (coef[i] == 1) out = out.empty() ? name(i) : e.add(out, name(i));
+  if (out.empty()) throw Error("Winograd transform: a row without a +1 (wino_transform.cpp)");
+  for (size_t i = 0; i < coef.size(); ++i)
+    if (coef[i] == -1) out = e.sub(out, name(i));
+  return out;
+}
+
+// B^T d B of one vector of channels at c, n lanes: patch^2 loads (each
+// guarded when `guarded`: the patch runs over the input's edge), the sums,
+// and the stores into the points^2 planes of v.
+std::string input_body(const Emit& e, const Shape& sh, const WinoTransform& tf, int64_t n, bool guarded,
+                       const std::string& ind) {
   std::string o;
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
+  for (int i = 0; i < tf.patch; ++i)
+    for (int j = 0; j < tf.patch; ++j) {
       const std::string ld = e.load(fmt::format("input + io + {} + c", (i * sh.W + j) * sh.C), n);
       o += ind + fmt::format("const {} d{}{} = {};\n", e.vt(), i, j,
                              guarded ? fmt::format("ry[{}] && rx[{}] ? {} : {}", i, j, ld, e.isa.zero) : ld);
     }
-  // Rows: B^T d.
-  for (int j = 0; j < 4; ++j) {
-    o += ind + fmt::format("const {} t0{} = {};\n", e.vt(), j, e.sub(fmt::format("d0{}", j), fmt::format("d2{}", j)));
-    o += ind + fmt::format("const {} t1{} = {};\n", e.vt(), j, e.add(fmt::format("d1{}", j), fmt::format("d2{}", j)));
-    o += ind + fmt::format("const {} t2{} = {};\n", e.vt(), j, e.sub(fmt::format("d2{}", j), fmt::format("d1{}", j)));
-    o += ind + fmt::format("const {} t3{} = {};\n", e.vt(), j, e.sub(fmt::format("d1{}", j), fmt::format("d3{}", j)));
-  }
-  // Columns: (B^T d) B, stored to point (i, j) = plane 4i + j.
-  for (int i = 0; i < 4; ++i) {
-    const std::string t0 = fmt::format("t{}0", i), t1 = fmt::format("t{}1", i), t2 = fmt::format("t{}2", i),
-                      t3 = fmt::format("t{}3", i);
-    const std::string v[4] = {e.sub(t0, t2), e.add(t1, t2), e.sub(t2, t1), e.sub(t1, t3)};
-    for (int j = 0; j < 4; ++j)
-      o += ind + e.store(fmt::format("v + {} * VPLANE + vo + c", 4 * i + j), v[j], n) + ";\n";
-  }
+  // Rows: t = B^T d.
+  for (int a = 0; a < tf.points; ++a)
+    for (int j = 0; j < tf.patch; ++j)
+      o += ind + fmt::format("const {} t{}{} = {};\n", e.vt(), a, j,
+                             combo(e, tf.BT[a], [&](size_t i) { return fmt::format("d{}{}", i, j); }));
+  // Columns: t B, stored to point (a, b) = plane points * a + b.
+  for (int a = 0; a < tf.points; ++a)
+    for (int b = 0; b < tf.points; ++b)
+      o += ind +
+           e.store(fmt::format("v + {} * VPLANE + vo + c", tf.points * a + b),
+                   combo(e, tf.BT[b], [&](size_t j) { return fmt::format("t{}{}", a, j); }), n) +
+           ";\n";
   return o;
 }
 
 // A^T m A of one vector of output channels at k, n lanes, the epilogue, and
 // the stores of the block's outputs that exist (an odd Ho or Wo ends in half a block).
-std::string output_body(const Emit& e, const Shape& sh, Epilogue ep, int64_t n, const std::string& ind) {
+std::string output_body(const Emit& e, const Shape& sh, const WinoTransform& tf, Epilogue ep, int64_t n,
+                        const std::string& ind) {
   std::string o;
-  for (int p = 0; p < 16; ++p)
-    o += ind + fmt::format("const {} m{}{} = {};\n", e.vt(), p / 4, p % 4,
-                           e.load(fmt::format("m + {} * MPLANE + mo + k", p), n));
-  // Rows: A^T m (A^T = [1 1 1 0; 0 1 -1 -1]).
-  for (int j = 0; j < 4; ++j) {
-    o += ind + fmt::format("const {} s0{} = {};\n", e.vt(), j,
-                           e.add(e.add(fmt::format("m0{}", j), fmt::format("m1{}", j)), fmt::format("m2{}", j)));
-    o += ind + fmt::format("const {} s1{} = {};\n", e.vt(), j,
-                           e.sub(e.sub(fmt::format("m1{}", j), fmt::format("m2{}", j)), fmt::format("m3{}", j)));
-  }
+  for (int a = 0; a < tf.points; ++a)
+    for (int b = 0; b < tf.points; ++b)
+      o += ind + fmt::format("const {} m{}{} = {};\n", e.vt(), a, b,
+                             e.load(fmt::format("m + {} * MPLANE + mo + k", tf.points * a + b), n));
+  // Rows: s = A^T m.
+  for (int i = 0; i < 2; ++i)
+    for (int b = 0; b < tf.points; ++b)
+      o += ind + fmt::format("const {} s{}{} = {};\n", e.vt(), i, b,
+                             combo(e, tf.AT[i], [&](size_t a) { return fmt::format("m{}{}", a, b); }));
   const std::string at[2][2] = {{"0", fmt::format("{}", sh.K)},
                                 {fmt::format("{}", sh.Wo() * sh.K), fmt::format("{}", sh.Wo() * sh.K + sh.K)}};
-  for (int i = 0; i < 2; ++i) {
-    const std::string s0 = fmt::format("s{}0", i), s1 = fmt::format("s{}1", i), s2 = fmt::format("s{}2", i),
-                      s3 = fmt::format("s{}3", i);
-    o += ind + fmt::format("{} y{}0 = {};\n", e.vt(), i, e.add(e.add(s0, s1), s2));
-    o += ind + fmt::format("{} y{}1 = {};\n", e.vt(), i, e.sub(e.sub(s1, s2), s3));
-  }
+  // Columns: y = s A.
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      o += ind + fmt::format("{} y{}{} = {};\n", e.vt(), i, j,
+                             combo(e, tf.AT[j], [&](size_t b) { return fmt::format("s{}{}", i, b); }));
   if (has_bias(ep)) {
     o += ind + fmt::format("const {} b = {};\n", e.vt(), e.load("bias + k", n));
     for (int p = 0; p < 4; ++p) {
@@ -100,10 +113,10 @@ std::string output_body(const Emit& e, const Shape& sh, Epilogue ep, int64_t n, 
 
 }  // namespace
 
-int64_t wino_weight_floats(const Shape& sh, int64_t lanes) { return 16 * sh.padded_K(lanes) * sh.C; }
+int64_t wino_weight_floats(const Shape& sh, int64_t lanes) { return wino_points(sh) * sh.padded_K(lanes) * sh.C; }
 
 int64_t wino_packed_floats(const Shape& sh, int64_t lanes, int64_t block) {
-  return wino_weight_floats(sh, lanes) + 16 * wino_view(sh, block).H * (sh.C + sh.K);
+  return wino_weight_floats(sh, lanes) + wino_points(sh) * wino_view(sh, block).H * (sh.C + sh.K);
 }
 
 std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb, int64_t cu, Epilogue ep,
@@ -115,60 +128,58 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
   const int64_t U = wino_weight_floats(sh, L), VPLANE = B * C, MPLANE = B * K;
   std::string o;
 
-  // The weights: u = G g G^T, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+  // The weights: u = G g G^T, with G the transform's table, in double.
+  const WinoTransform& tf = wino_transform(sh);
+  const int64_t PT = tf.points, NP = PT * PT;
+  std::string gtab;
+  for (int a = 0; a < PT; ++a)
+    gtab += fmt::format("{}{{{}, {}, {}}}", a ? ", " : "", tf.G[a][0], tf.G[a][1], tf.G[a][2]);
   o += fmt::format(
       "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
+      "  static const double G[{11}][3] = {{{12}}};  /* {13} */\n"
       "  for (long k = 0; k < {1}; ++k)\n"
       "    for (long c = 0; c < {2}; ++c) {{\n"
-      "      double g[3][3] = {{{{0}}}}, t[4][3], u[4][4];\n"
+      "      double g[3][3] = {{{{0}}}}, t[{11}][3], u[{11}][{11}];\n"
       "      if (k < {3})\n"
       "        for (int r = 0; r < 3; ++r)\n"
       "          for (int s = 0; s < 3; ++s) g[r][s] = kcrs[((k * {2} + c) * 3 + r) * 3 + s];\n"
-      "      for (int s = 0; s < 3; ++s) {{\n"
-      "        t[0][s] = g[0][s];\n"
-      "        t[1][s] = 0.5 * (g[0][s] + g[1][s] + g[2][s]);\n"
-      "        t[2][s] = 0.5 * (g[0][s] - g[1][s] + g[2][s]);\n"
-      "        t[3][s] = g[2][s];\n"
-      "      }}\n"
-      "      for (int i = 0; i < 4; ++i) {{\n"
-      "        u[i][0] = t[i][0];\n"
-      "        u[i][1] = 0.5 * (t[i][0] + t[i][1] + t[i][2]);\n"
-      "        u[i][2] = 0.5 * (t[i][0] - t[i][1] + t[i][2]);\n"
-      "        u[i][3] = t[i][2];\n"
-      "      }}\n"
-      "      for (int p = 0; p < 16; ++p)\n"
-      "        packed[p * {4} + (k / {5}) * {6} + (c / {7}) * {8} + (c % {7}) * {5} + k % {5}] = (float)u[p / 4][p % 4];\n"
+      "      for (int a = 0; a < {11}; ++a)\n"
+      "        for (int s = 0; s < 3; ++s) t[a][s] = G[a][0] * g[0][s] + G[a][1] * g[1][s] + G[a][2] * g[2][s];\n"
+      "      for (int a = 0; a < {11}; ++a)\n"
+      "        for (int b = 0; b < {11}; ++b) u[a][b] = G[b][0] * t[a][0] + G[b][1] * t[a][1] + G[b][2] * t[a][2];\n"
+      "      for (int p = 0; p < {14}; ++p)\n"
+      "        packed[p * {4} + (k / {5}) * {6} + (c / {7}) * {8} + (c % {7}) * {5} + k % {5}] = (float)u[p / {11}][p % {11}];\n"
       "    }}\n"
       "  for (long i = {9}; i < {10}; ++i) packed[i] = 0.0f;  /* the scratch: defined before the first call */\n"
       "}}\n\n",
-      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L, block));
+      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L, block), PT, gtab, tf.name, NP);
 
-  // The input transform: the block's tiles from t0, each 4x4 patch B^T d B, into v's 16 planes [B][C].
+  // The input transform: the block's tiles from t0, each patch B^T d B, into v's points^2 planes [B][C].
   const int64_t Cfull = C / L * L, Ctail = C - Cfull;
   o += fmt::format(
       "#define VPLANE {5}\n"
       "static void {0}_wino_in(const float *restrict input, float *restrict v, long t0)\n{{\n"
       "  for (long t = 0; t < {1}; ++t) {{\n"
       "    const long n = (t0 + t) / {9}, ty = (t0 + t) / {3} % {2}, tx = (t0 + t) % {3};\n"
-      "    const long y0 = 2 * ty - {4}, x0 = 2 * tx - {4};\n"
+      "    const long y0 = {10} * ty - {4}, x0 = {10} * tx - {4};\n"
       "    const long vo = t * {6};\n"
       "    /* The patch's first tap: io + (i * W + j) * C is tap (i, j), read only where it exists. */\n"
       "    const long io = ((n * {7} + y0) * {8} + x0) * {6};\n"
-      "    int ry[4], rx[4], inside = 1;\n"
-      "    for (int i = 0; i < 4; ++i) {{\n"
+      "    int ry[{11}], rx[{11}], inside = 1;\n"
+      "    for (int i = 0; i < {11}; ++i) {{\n"
       "      ry[i] = y0 + i >= 0 && y0 + i < {7};\n"
       "      rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
       "      inside &= ry[i] & rx[i];\n"
       "    }}\n",
-      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW);
+      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW, 2 * sh.stride, tf.patch);
   auto channels = [&](bool guarded) {
     std::string b;
     if (Cfull > 0)
       b += fmt::format("      for (long c = 0; c < {}; c += {}) {{\n", Cfull, L) +
-           input_body(e, sh, L, guarded, "        ") + "      }\n";
+           input_body(e, sh, tf, L, guarded, "        ") + "      }\n";
     if (Ctail > 0)
       b += fmt::format("      {{\n        const long c = {};\n", Cfull) +
-           input_body(e, sh, Ctail, guarded, "        ") + "      }\n";
+           input_body(e, sh, tf, Ctail, guarded, "        ") + "      }\n";
     return b;
   };
   o += "    if (inside) {\n" + channels(false) + "    } else {\n" + channels(true) + "    }\n";
@@ -195,9 +206,9 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
       B, TH, TW, K, sh.Ho(), sh.Wo(), TH * TW);
   if (Kfull > 0)
     o += fmt::format("    for (long k = 0; k < {}; k += {}) {{\n", Kfull, L) +
-         output_body(e, sh, ep, L, "      ") + "    }\n";
+         output_body(e, sh, tf, ep, L, "      ") + "    }\n";
   if (Ktail > 0)
-    o += fmt::format("    {{\n      const long k = {};\n", Kfull) + output_body(e, sh, ep, Ktail, "      ") +
+    o += fmt::format("    {{\n      const long k = {};\n", Kfull) + output_body(e, sh, tf, ep, Ktail, "      ") +
          "    }\n";
   o += "  }\n}\n#undef MPLANE\n\n";
 
@@ -205,15 +216,15 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
   // packed buffer. Wino(2,b): block by block, so a block's scratch stays in cache.
   o += fmt::format(
       "void {0}({1})\n{{\n"
-      "  float *v = (float *)(weights + {2});  /* scratch: [16][{9}][C] */\n"
-      "  float *m = v + {3};                     /* scratch: [16][{9}][K] */\n"
+      "  float *v = (float *)(weights + {2});  /* scratch: [{11}][{9}][C] */\n"
+      "  float *m = v + {3};                     /* scratch: [{11}][{9}][K] */\n"
       "  for (long t0 = 0; t0 < {10}; t0 += {9}) {{\n"
       "    {0}_wino_in(input, v, t0);\n"
-      "    for (long p = 0; p < 16; ++p) {4}(v + p * {5}, weights + p * {6}, m + p * {7});\n"
+      "    for (long p = 0; p < {11}; ++p) {4}(v + p * {5}, weights + p * {6}, m + p * {7});\n"
       "    {0}_wino_out(m, {8}output, t0);\n"
       "  }}\n"
       "}}\n",
-      fn, params, U, 16 * VPLANE, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "", B, T);
+      fn, params, U, NP * VPLANE, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "", B, T, NP);
   return o;
 }
 

@@ -151,7 +151,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"K=6,C=5,H=5,R=3,pad=1", "[Wino(2), T(2,k), T(9,h), T(5,c), V(k)]"},
         Case{"K=8,C=4,H=8,W=10,R=3,pad=0", "[Wino(2), T(2,k), Lseq(h,[(3,2),(2,3)]), T(4,c), U(a,h), V(k)]"},
         // Wino(2,b): the fused order, 9 tiles in blocks of 3 (one tile row each).
-        Case{"K=6,C=5,H=5,R=3,pad=1", "[Wino(2,3), T(2,k), T(3,h), T(5,c), V(k)]"}));
+        Case{"K=6,C=5,H=5,R=3,pad=1", "[Wino(2,3), T(2,k), T(3,h), T(5,c), V(k)]"},
+        // Stride 2's polyphase transform: 5x4 outputs, 3x2 tiles in blocks of 3, the last row half.
+        Case{"K=6,C=5,H=9,W=7,R=3,stride=2,pad=1", "[Wino(2,3), T(2,k), T(3,h), T(5,c), V(k)]"}));
 
 // Issue 13 on 4 lanes (natively or under qemu): the epilogue's ISA data for
 // NEON, with a K tail of 2 lanes read lane by lane (ct_neon_load_n), tap and

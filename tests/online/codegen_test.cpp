@@ -700,7 +700,7 @@ Config wino_config(const Shape& s, int lanes, bool lseq, int64_t block = 0) {
   const int64_t kv = v.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
   const int64_t cu = largest_divisor(v.C, 2), uh = largest_divisor(v.H, 4);
   std::string h = fmt::format("T({},h)", v.H / uh), u = fmt::format("U({},h)", uh);
-  if (lseq && v.H >= 5) {  // H = a1*2 + a2*3, both at least 1
+  if (lseq && (v.H % 2 == 1 ? v.H >= 5 : v.H >= 8)) {  // H = a1*2 + a2*3, both at least 1
     const int64_t a2 = v.H % 2 == 0 ? 2 : 1;
     h = fmt::format("Lseq(h,[({},2),({},3)])", (v.H - 3 * a2) / 2, a2);
     u = "U(a,h)";
@@ -725,6 +725,12 @@ TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
       {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, true, 15}, // 5x6 tiles in blocks of 15: across a row
       {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, false, 6},  // 2x9 tiles in 6s: across the images
       {"K=20,C=3,H=6,R=3,pad=1", Epilogue::none, false, 1},         // one tile a block
+      // Stride 2 (the polyphase transform, 5x5 patches):
+      {"K=16,C=4,H=8,R=3,stride=2,pad=1"},                          // Ho = 4: 2x2 tiles, top and left padded
+      {"K=16,C=4,H=9,R=3,stride=2,pad=0"},                          // Ho = 4, no padding, the last patch inside
+      {"K=20,C=3,H=9,W=14,R=3,stride=2,pad=1", Epilogue::bias_relu, true},  // Ho 5 Wo 7: half tiles, Lseq, K tail
+      {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias_add, false, 8},  // pad 2, 2x12 tiles in 8s
+      {"K=1,C=20,H=5,R=3,stride=2,pad=1", Epilogue::bias_relu6},    // one tile of 3 outputs, K = 1, C tail
   };
   for (const WinoCase& c : cases) {
     const Shape shape = parse_shape(c.shape);
@@ -773,6 +779,16 @@ TEST(ConvCodegenText, WinoTransformsAndScratch) {
   EXPECT_NE(f.c_source.find("for (long t0 = 0; t0 < 18; t0 += 6) {"), std::string::npos) << f.c_source;
   EXPECT_NE(f.c_source.find("f_gemm(v + p * 18, weights + p * 96, m + p * 120);"), std::string::npos);
   EXPECT_NE(f.header.find("[16][6][C] and [16][6][K], 6 tiles a block"), std::string::npos) << f.header;
+  // Stride 2: 25 GEMMs over 5x5 patches whose tiles start 4 inputs apart.
+  const Shape s2 = parse_shape("K=20,C=3,H=8,R=3,stride=2,pad=1");  // Ho = 4: 2x2 tiles
+  GeneratedKernel p = generate_conv(isa, {s2, wino_config(s2, isa.lanes, false), "f", ""});
+  EXPECT_EQ(p.packed_floats, 25 * 32 * 3 + 25 * 4 * (3 + 20));
+  EXPECT_NE(p.c_source.find("for (long p = 0; p < 25; ++p) f_gemm(v + p * 12, weights + p * 96, m + p * 80);"),
+            std::string::npos) << p.c_source;
+  EXPECT_NE(p.c_source.find("const long y0 = 4 * ty - 1, x0 = 4 * tx - 1;"), std::string::npos);
+  EXPECT_NE(p.c_source.find("int ry[5], rx[5]"), std::string::npos);
+  EXPECT_NE(p.c_source.find("_mm512_sub_ps(d40, d20)"), std::string::npos);  // B^T's third row: x4 - x2
+  EXPECT_NE(p.header.find("Winograd F(2x2,3x3) stride 2"), std::string::npos) << p.header;
 }
 
 TEST(ConvCodegenText, InvalidConfigIsRejected) {

@@ -350,10 +350,16 @@ TEST(Validate, Wino) {
             "covered exactly (000 §3.3 divisibility)");
   EXPECT_EQ(check("[Wino(2), P(2,k), T(4,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
             "config: Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
-  EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(4,k), V(k)]", "resnet18-10"),
-            "config: Wino(2) needs a 3x3 filter at stride 1, but the shape has R=3 S=3 stride=2; drop Wino(2)");
+  // Stride 2 (resnet18-10: 7x7 outputs, 4x4 = 16 tiles): the polyphase transform.
+  EXPECT_EQ(check("[Wino(2), T(4,k), T(16,h), T(256,c), U(8,k), V(k)]", "resnet18-10"), "no error");
+  EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(8,k), V(k)]", "resnet18-10"),
+            "config: dimension h: tile factors multiply to 49 but the problem size is 16; every dimension must be "
+            "covered exactly (000 \u00a73.3 divisibility)");
   EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(4,k), V(k)]", "resnet18-11"),
-            "config: Wino(2) needs a 3x3 filter at stride 1, but the shape has R=1 S=1 stride=2; drop Wino(2)");
+            "config: Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R=1 S=1 stride=2; drop Wino(2)");
+  const Shape s3 = parse_shape("K=16,C=16,H=9,R=3,stride=3");
+  EXPECT_EQ(error_of([&] { validate_config(parse_config("[Wino(2), T(2,h), T(16,c), U(2,h), V(k)]"), s3, 16); }),
+            "config: Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R=3 S=3 stride=3; drop Wino(2)");
   // Odd outputs end in half tiles; batch 2 puts the images' tiles in one column.
   const Shape odd = parse_shape("N=2,K=16,C=4,H=7,W=5,R=3,pad=0");  // 5x3 outputs
   EXPECT_EQ(wino_tiles(odd), 6);

@@ -90,7 +90,9 @@
 // N*ceil(Ho/2)*ceil(Wo/2) tiles, the same loops and microkernels as Flat(hw).
 // 2.25x fewer multiply-adds than the direct sum of a 3x3 filter, at a
 // different rounding (it stays within the one output check's tolerance).
-// Only for 3x3 filters at stride 1 (wino_eligible); one thread (no P). The
+// At stride 2 the transform is F(2x2,3x3)'s polyphase form (5x5 patches, 25
+// GEMMs against 36 direct products; wino_transform.h).
+// Only for 3x3 filters at stride 1 or 2 (wino_eligible); one thread (no P). The
 // tail's switches act on the GEMMs: Nt(o) streams their output to the scratch.
 // Wino(2,b) is the fused order (NNPACK's "block-based" one): the input
 // transform, the 16 GEMMs and the output transform run b tiles at a time, so
@@ -170,11 +172,11 @@ bool flat_eligible(const Shape& s);
 /// input is the shape's input in memory as well; at stride > 1 only the
 /// output is (codegen maps each output pixel to its input pixel).
 Shape flat_view(const Shape& s);
-/// Whether Wino(2) applies: a 3x3 filter at stride 1 (any padding, any C and K).
+/// Whether Wino(2) applies: a 3x3 filter at stride 1 or 2 (any padding, any C and K).
 bool wino_eligible(const Shape& s);
 /// Winograd F(2x2,3x3)'s 2x2 output tiles of one image: ceil(Ho/2) * ceil(Wo/2).
 int64_t wino_tiles(const Shape& s);
-/// The GEMM a Wino(2) configuration tiles (one of the 16): a 1x1 convolution
+/// The GEMM a Wino(2) configuration tiles (one of the 16 or 25): a 1x1 convolution
 /// over one column of `block` tiles (0: all N * wino_tiles(s)), stride 1, no
 /// padding; K, C and the name unchanged, N = 1.
 Shape wino_view(const Shape& s, int64_t block = 0);

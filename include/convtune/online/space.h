@@ -84,7 +84,7 @@ struct Space {
   bool parallel = false;  // whether configurations carry a P (threads > 1 and some option)
 };
 
-/// Wino(2,b)'s fused order keeps a block's scratch (16 * b * (C + K) floats)
+/// Wino(2,b)'s fused order keeps a block's scratch (points * b * (C + K) floats)
 /// in L2: half of a 1 MiB L2 (Zen 4/5; the Xeons have 1-2 MiB), leaving room
 /// for the weights and the output rows the block writes.
 constexpr int64_t kWinoBlockBytes = 512 * 1024;
