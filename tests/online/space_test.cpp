@@ -359,9 +359,14 @@ TEST(Space, WinoChoicesTileTheTiles) {
       << sp.note;
   std::mt19937_64 rng(3);
   EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 0}), 250, 50);
-  for (const char* other : {"K=32,C=4,H=14,R=3,stride=2,pad=1", "K=32,C=4,H=7,R=1"})
+  for (const char* other : {"K=32,C=4,H=21,R=3,stride=3", "K=32,C=4,H=7,R=1", "K=32,C=4,H=14,R=5,stride=2"})
     for (const UkChoice& ch : build_space(parse_shape(other), t, 8).choices)
       EXPECT_NE(ch.view.kind, View::wino) << other;
+  // Stride 2 (the polyphase transform): 14x14 outputs, 7x7 = 49 tiles.
+  std::vector<std::string> s2;
+  for (const UkChoice& ch : build_space(parse_shape("K=32,C=4,H=28,R=3,stride=2,pad=1"), t, 8).choices)
+    if (ch.view.kind == View::wino) s2.push_back(ch.text());
+  EXPECT_EQ(s2, (std::vector<std::string>{"wino k4c1w1h7r1s1"}));
   for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_NE(ch.view.kind, View::wino) << "--threads 2";
 }
 
