@@ -47,6 +47,7 @@ asan_long=(
   'Finalists\.(TheDuelDropsAHanging|ResumedFinalists|AWinnerWrongAtOne|TopOneMeasures|DuelRoundsZero|WhenEveryFinalist)'
   'Tune\.(ResumeRepeatsNothing|SameSeedSameCandidates)' 'NeverProposeTwiceAndStopWhenExhausted'
   'Bench\.(FreshProcesses|ThreadListPrints|TuneEndsWith)' 'LibraryBench\.ExportedLibrary'
+  'ConvWino\.EqualsReference'  # ConvCodegenText.WinoTransformsAndScratch keeps wino_codegen under them
 )
 asan_skip="^(cluster_|batch_script)|Neon(Ukernels|Cli)|ConvNeon|$(IFS='|'; echo "${asan_long[*]}")"
 if grep -qw avx2 /proc/cpuinfo && grep -qw avx512f /proc/cpuinfo; then
