@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "convtune/core/isa.h"
@@ -106,6 +107,29 @@ TEST(PrecompiledHeader, NoneWhenTheCompilerCannotMakeOrUseIt) {
   refuses.command = {td.file("cc.sh")};
   EXPECT_TRUE(precompiled_header_flags(refuses, "immintrin.h", td.path()).empty());
   EXPECT_TRUE(std::ifstream(td.file("ct_intrin.h.gch")).good()) << "it made one";
+}
+
+// Made once per compiler, flags and header, then fetched from the cache
+// (driver_cache.h): a second run, whose compiler now refuses to make one,
+// still compiles with the one the first run made and checked.
+TEST(PrecompiledHeader, CachedAcrossRuns) {
+  test::TempDir td;
+  test::ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+  test::write_file(td.file("cc.sh"), "#!/bin/sh\ncase \"$*\" in *c-header*) [ -e " + td.file("deny") +
+                                         " ] && exit 1 ;; esac\nexec cc \"$@\"\n");
+  ASSERT_EQ(std::system(("chmod +x " + td.file("cc.sh")).c_str()), 0);
+  Compiler cc = Compiler::from_env(load_isa("avx2").cflags);
+  cc.command = {td.file("cc.sh")};
+  std::filesystem::create_directories(td.file("one"));
+  std::filesystem::create_directories(td.file("two"));
+  ASSERT_EQ(precompiled_header_flags(cc, "immintrin.h", td.file("one"), {"-fopenmp"}).size(), 3u);
+  test::write_file(td.file("deny"), "");
+  EXPECT_EQ(precompiled_header_flags(cc, "immintrin.h", td.file("two"), {"-fopenmp"}),
+            (std::vector<std::string>{"-fPIC", "-include", td.file("two/ct_intrin.h")}));
+  EXPECT_EQ(test::read_file(td.file("two/ct_intrin.h.gch")), test::read_file(td.file("one/ct_intrin.h.gch")));
+  // Other job flags are another header, which this compiler now cannot make.
+  std::filesystem::create_directories(td.file("three"));
+  EXPECT_TRUE(precompiled_header_flags(cc, "immintrin.h", td.file("three"), {}).empty());
 }
 
 }  // namespace

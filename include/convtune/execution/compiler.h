@@ -58,7 +58,9 @@ std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<Com
 /// generated C still includes the header itself (include guards make that a
 /// no-op), so exported kernels need nothing of this. Returns no flags when
 /// the compiler made no such file or cannot compile with it: compiles then
-/// work as before, only slower.
+/// work as before, only slower. A header that compiled the check is cached
+/// (driver_cache.h) under the compiler, its flags, `job_flags` and `header`,
+/// so later runs fetch it instead of spending the 1.1 s again.
 std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
                                                   const std::string& dir,
                                                   const std::vector<std::string>& job_flags = {});
