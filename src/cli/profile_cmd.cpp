@@ -1,6 +1,5 @@
 // `convtune profile`: parse options, run the offline stage, write the table.
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -66,9 +65,7 @@ Runner setup_profile(CLI::App* sub) {
                    "from the journal\n",
                    r.measured_first, r.measured_again, r.resumed_first + r.resumed_again);
     write_table(r.table, path);
-    // The table holds everything the journal did.
-    std::error_code ec;
-    std::filesystem::remove(opt->journal, ec);
+    remove_journal(opt->journal);  // the table holds everything the journal did
     r.table.origin = path;
     std::fputs(table_summary(r.table).c_str(), stdout);
     return 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <tuple>
@@ -14,8 +15,10 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "convtune/execution/compiler.h"
+#include "convtune/execution/driver_cache.h"
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
 #include "convtune/core/interrupt.h"
@@ -30,6 +33,8 @@
 namespace convtune {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr int64_t kProfileNc = 512;  // T(512,c) around the block (000 §4.1)
 constexpr int64_t kVerifyNc = 4;     // a short reduction suffices to check indexing
@@ -51,6 +56,16 @@ std::vector<Form> forms_of(const std::vector<UkSizes>& ks) {
     for (TapFence f : {TapFence::none, TapFence::r, TapFence::s})
       if (f == TapFence::none || fence_fits(f, ks[i])) v.push_back({i, f});
   return v;
+}
+
+// A compiled unit kept for a resumed run: copied, then renamed into place, so
+// a kill leaves no half file under the name. A failure only means compiling
+// that unit again.
+void keep_unit(const std::string& exe, const std::string& dir, const std::string& key) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string tmp = dir + "/" + key + ".tmp";
+  if (fs::copy_file(exe, tmp, fs::copy_options::overwrite_existing, ec)) fs::rename(tmp, dir + "/" + key, ec);
 }
 
 std::string form_fn_name(const Isa& isa, const UkSizes& u, TapFence f) {
@@ -268,7 +283,14 @@ ProfileResult run_profile(const ProfileOptions& opt) {
   std::vector<CompileJob> jobs(members.size());
   std::vector<CompileResult> built(members.size());
   std::vector<size_t> to_build;
-  size_t n_to_build = 0;
+  size_t n_to_build = 0, reused = 0;
+  // A journaled run keeps each compiled unit under a hash of its source
+  // (profile_journal.h units_dir); a resumed one, whose compiler and convtune
+  // check_resumable made sure are the same, measures those as they are.
+  const std::string units = opt.journal.empty() ? "" : units_dir(opt.journal);
+  std::error_code ec;
+  if (!units.empty() && !resuming) fs::remove_all(units, ec);  // an abandoned run's
+  std::vector<std::string> unit_key(members.size());
   for (size_t u = 0; u < members.size(); ++u) {
     jobs[u] = {fmt::format("{}/unit{:04}.c", wd.path(), u), fmt::format("{}/unit{:04}", wd.path(), u)};
     bool work = false;
@@ -276,10 +298,22 @@ ProfileResult run_profile(const ProfileOptions& opt) {
     if (!work) continue;
     std::vector<Form> unit_forms;
     for (size_t f : members[u]) unit_forms.push_back(forms[f]);
-    write_work_file(jobs[u].source, emit_unit(isa, ks, unit_forms, nc_of(u)));
+    const std::string text = emit_unit(isa, ks, unit_forms, nc_of(u));
+    write_work_file(jobs[u].source, text);
+    if (!units.empty()) {
+      unit_key[u] = driver_key({text, t.compiler.version, fmt::format("{}", fmt::join(isa.cflags, " "))});
+      if (fs::copy_file(units + "/" + unit_key[u], jobs[u].output, fs::copy_options::overwrite_existing, ec)) {
+        built[u].ok = true;
+        ++reused;
+        continue;
+      }
+    }
     to_build.push_back(u);
     n_to_build += members[u].size();
   }
+  if (reused && !opt.quiet)
+    std::fprintf(stderr, "convtune: %zu units compiled before the interruption are measured without compiling\n",
+                 reused);
   {
     Progress prog("compiling microkernels", n_to_build, opt.quiet);
     const int n = opt.jobs > 0 ? opt.jobs : default_jobs();
@@ -290,7 +324,10 @@ ProfileResult run_profile(const ProfileOptions& opt) {
       for (size_t u : part) part_jobs.push_back(jobs[u]);
       std::vector<CompileResult> r =
           runner.build(part_jobs, n, "", [&](size_t k) { prog.advance(members[part[k]].size()); });
-      for (size_t k = 0; k < part.size(); ++k) built[part[k]] = r[k];
+      for (size_t k = 0; k < part.size(); ++k) {
+        built[part[k]] = r[k];
+        if (r[k].ok && !units.empty()) keep_unit(jobs[part[k]].output, units, unit_key[part[k]]);
+      }
     }
   }
   if (stop()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -111,6 +112,14 @@ ProfileJournalEntry ProfileJournalEntry::from_json(const json& j) {
 }
 
 std::string journal_path(const std::string& table_path) { return table_path + ".journal.jsonl"; }
+
+std::string units_dir(const std::string& journal) { return journal + ".units"; }
+
+void remove_journal(const std::string& journal) {
+  std::error_code ec;
+  std::filesystem::remove(journal, ec);
+  std::filesystem::remove_all(units_dir(journal), ec);
+}
 
 ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names) {
   ProfileJournal out;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -108,6 +109,10 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
     EXPECT_EQ(run.wait(), 128 + SIGKILL);
   }
   expect_valid(journal, names);
+  // Every unit was compiled before the first measurement, and is kept for the resumes.
+  const size_t units = std::distance(std::filesystem::directory_iterator(units_dir(journal)),
+                                     std::filesystem::directory_iterator());
+  EXPECT_GE(units, 2u);
   // A kill in the middle of a write leaves a torn line: the next resume cuts it.
   const std::string torn = R"({"kind":"microkernel","name":"k2)";
   test::write_file(journal, test::read_file(journal) + torn);
@@ -115,6 +120,13 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
   const size_t torn_bytes = with_torn.size() - (with_torn.rfind('\n') + 1);  // a kill may have torn one already
   before = journal_lines(journal).size();
   {  // 3. Ctrl-C: stops after the microkernel in flight, journal whole
+    // Run 2 compiled every unit before its first measurement: this run's
+    // compiler refuses the units, so a unit it compiled again would be a
+    // compile_error in the table below.
+    test::write_file(td.file("cc.sh"), "#!/bin/sh\ncase \"$*\" in *unit0*) echo refused >&2; exit 1 ;; esac\n"
+                                       "exec cc \"$@\"\n");
+    ASSERT_EQ(std::system(("chmod +x " + td.file("cc.sh")).c_str()), 0);
+    test::ScopedEnv cc("CC", td.file("cc.sh"));
     Background run(args(true), td.path());
     ASSERT_TRUE(wait_for_lines(run, journal, before + 2)) << run.err();
     run.signal(SIGINT);
@@ -124,6 +136,12 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
                        "dropped its " + std::to_string(torn_bytes) + " bytes\n"),
               std::string::npos)
         << err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(err, m, std::regex("convtune: ([0-9]+) units compiled before the interruption "
+                                                     "are measured without compiling\n")))
+        << err;
+    EXPECT_GE(std::stoul(m[1]), 1u);
+    EXPECT_LE(std::stoul(m[1]), units);
     const std::string text = test::read_file(journal);
     EXPECT_EQ(text.back(), '\n');  // no torn line after a Ctrl-C
     const size_t kept = journal_lines(journal).size() - 1;
@@ -148,6 +166,7 @@ TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
         << err;
   }
   EXPECT_FALSE(std::ifstream(journal).good()) << "the table replaces the journal";
+  EXPECT_FALSE(std::filesystem::exists(units_dir(journal))) << "and its units";
   json t = json::parse(test::read_file(table));
   EXPECT_TRUE(t["resumed"].get<bool>());
   EXPECT_NEAR(t["peak"]["start_gflops"].get<double>(), kept[0]["peak_start_gflops"].get<double>(), 0.01);

@@ -54,6 +54,13 @@ struct ProfileJournalEntry {
 /// Where the journal of the table `table_path` lives.
 std::string journal_path(const std::string& table_path);
 
+/// Where a journaled profile keeps its compiled units (<journal>.units/),
+/// each under a hash of its source: a resumed run measures them without
+/// compiling them again (compiling is most of a profile's time).
+std::string units_dir(const std::string& journal);
+/// Removes the journal and its units, once the table holds what they did.
+void remove_journal(const std::string& journal);
+
 /// A journal as read back (torn tail not yet dropped).
 struct ProfileJournal {
   bool exists = false;  // a regular, non-empty file
