@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs the suite
-#   1. on the host as it is (./build, Release), but for the avx2 kernel
-#      cases that run 2 runs on an AVX-512 host;
+#   1. on the host as it is (./build, Release); on an AVX-512 host without
+#      the avx2 kernel cases, which run 2 runs;
 #   2. under ASan + UBSan (./build-asan), with the parser fuzzers, and on an
 #      AVX-512 host with CONVTUNE_MAX_CPU_ISA=avx2: the host as an AVX2-only
 #      CPU, which is also a CPU other than the shipped tables' (README "ISAs").
