@@ -97,6 +97,10 @@ std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<Com
   return results;
 }
 
+// Precompiled headers kept in the cache: an ISA with and without -fopenmp for
+// two ISAs (100 MB); more only means making one again (1.1 s).
+constexpr size_t kCachedHeaders = 4;
+
 std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
                                                   const std::string& dir,
                                                   const std::vector<std::string>& job_flags) {
@@ -127,7 +131,10 @@ std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std:
   check.output_flags = {"-c"};
   check.link_flags.clear();
   if (!compile_one(check, {dir + "/ct_intrin_check.c", dir + "/ct_intrin_check.o", job_flags}).ok) return {};
-  if (!cached) store_compiled(key, {"ct_intrin.h.gch"}, dir);  // only one that compiled a file
+  if (!cached) {
+    store_compiled(key, {"ct_intrin.h.gch"}, dir);  // only one that compiled a file
+    prune_compiled("ct_intrin.h.gch", kCachedHeaders);
+  }
   return use;
 }
 

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 
@@ -43,7 +44,22 @@ bool fetch_compiled(const std::string& key, const std::vector<std::string>& file
     fs::copy_file(entry(key) + "/" + f, dir + "/" + f, fs::copy_options::overwrite_existing, ec);
     if (ec) return false;
   }
+  fs::last_write_time(entry(key), fs::file_time_type::clock::now(), ec);  // used now: prune_compiled keeps it
   return true;
+}
+
+void prune_compiled(const std::string& file, size_t keep) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> holders;
+  for (fs::directory_iterator it(cache_dir() + "/driver", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    if (!fs::exists(it->path() / file, e)) continue;
+    const fs::file_time_type t = fs::last_write_time(it->path(), e);
+    if (!e) holders.emplace_back(t, it->path());
+  }
+  if (holders.size() <= keep) return;
+  std::sort(holders.begin(), holders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = keep; i < holders.size(); ++i) fs::remove_all(holders[i].second, ec);
 }
 
 void store_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir) {

@@ -3,7 +3,9 @@
 // driver; a cache it cannot write only means compiling.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "convtune/core/isa.h"
@@ -45,6 +47,30 @@ TEST(DriverCache, StoredWholeAndFetchedByKey) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(td.file("cache/convtune/driver")),
                           std::filesystem::directory_iterator()),
             1);
+}
+
+// The entries holding a file are kept to the most recently stored or
+// fetched; entries without it are not counted and stay.
+TEST(DriverCache, PruneKeepsTheMostRecentlyUsedHolders) {
+  test::TempDir td;
+  ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+  test::write_file(td.file("big.gch"), "header");
+  test::write_file(td.file("a.o"), "object a");
+  std::filesystem::create_directories(td.file("out"));
+  const auto at = [&](const std::string& key) { return td.file("cache/convtune/driver/" + key); };
+  const auto now = std::filesystem::file_time_type::clock::now();
+  for (int i = 0; i < 5; ++i) {
+    store_compiled("h" + std::to_string(i), {"big.gch"}, td.path());
+    std::filesystem::last_write_time(at("h" + std::to_string(i)), now - std::chrono::hours(10 - i));  // h4 newest
+  }
+  store_compiled("obj", {"a.o"}, td.path());
+  std::filesystem::last_write_time(at("obj"), now - std::chrono::hours(100));
+  ASSERT_TRUE(fetch_compiled("h0", {"big.gch"}, td.file("out")));  // the oldest, used now
+  prune_compiled("big.gch", 3);
+  for (const char* kept : {"h0", "h3", "h4", "obj"}) EXPECT_TRUE(std::filesystem::exists(at(kept))) << kept;
+  for (const char* gone : {"h1", "h2"}) EXPECT_FALSE(std::filesystem::exists(at(gone))) << gone;
+  prune_compiled("big.gch", 3);  // nothing more to remove
+  EXPECT_TRUE(std::filesystem::exists(at("h3")));
 }
 
 TEST(DriverCache, AnUnwritableCacheOnlyMeansCompiling) {

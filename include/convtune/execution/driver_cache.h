@@ -31,4 +31,10 @@ bool fetch_compiled(const std::string& key, const std::vector<std::string>& file
 /// then renamed, so a concurrent run finds all of them or none.
 void store_compiled(const std::string& key, const std::vector<std::string>& files, const std::string& dir);
 
+/// Of the entries that hold `file`, keeps the `keep` most recently stored or
+/// fetched and removes the others: what bounds the cache where an entry is
+/// big (a precompiled header is 25 MB) and a compiler wrapper in a new
+/// directory is a new key each time.
+void prune_compiled(const std::string& file, size_t keep);
+
 }  // namespace convtune
