@@ -28,12 +28,19 @@ TEST(DriverCache, KeyIsStableAndSeparatesItsParts) {
   EXPECT_EQ(driver_key({}), "cbf29ce484222325");  // FNV-1a's offset basis: nothing hashed
 }
 
-TEST(DriverCache, StoredWholeAndFetchedByKey) {
+// A cache of its own under a temporary directory, and an out/ to fetch into.
+class CacheInTemp : public ::testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::create_directories(td.file("out")); }
   test::TempDir td;
-  ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+  ScopedEnv xdg{"XDG_CACHE_HOME", td.file("cache")};
+};
+
+using DriverCacheStore = CacheInTemp;
+
+TEST_F(DriverCacheStore, StoredWholeAndFetchedByKey) {
   test::write_file(td.file("a.o"), "object a");
   test::write_file(td.file("b.o"), "object b");
-  std::filesystem::create_directories(td.file("out"));
   EXPECT_FALSE(fetch_compiled("k1", {"a.o", "b.o"}, td.file("out")));
   store_compiled("k1", {"a.o", "b.o"}, td.path());
   ASSERT_TRUE(fetch_compiled("k1", {"a.o", "b.o"}, td.file("out")));
@@ -51,12 +58,9 @@ TEST(DriverCache, StoredWholeAndFetchedByKey) {
 
 // The entries holding a file are kept to the most recently stored or
 // fetched; entries without it are not counted and stay.
-TEST(DriverCache, PruneKeepsTheMostRecentlyUsedHolders) {
-  test::TempDir td;
-  ScopedEnv xdg("XDG_CACHE_HOME", td.file("cache"));
+TEST_F(DriverCacheStore, PruneKeepsTheMostRecentlyUsedHolders) {
   test::write_file(td.file("big.gch"), "header");
   test::write_file(td.file("a.o"), "object a");
-  std::filesystem::create_directories(td.file("out"));
   const auto at = [&](const std::string& key) { return td.file("cache/convtune/driver/" + key); };
   const auto now = std::filesystem::file_time_type::clock::now();
   for (int i = 0; i < 5; ++i) {
