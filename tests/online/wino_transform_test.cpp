@@ -7,7 +7,7 @@
 
 #include <random>
 
-namespace convtune {
+namespace convtune::wino_transform_test {
 namespace {
 
 using Matrix = std::vector<std::vector<double>>;
@@ -82,4 +82,4 @@ TEST(WinoTransform, InputAndOutputTablesAreSumsAndDifferences) {
 }
 
 }  // namespace
-}  // namespace convtune
+}  // namespace convtune::wino_transform_test
