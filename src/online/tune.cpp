@@ -120,6 +120,7 @@ TuneResult run_tune(const TuneOptions& opt) {
   sopt.l2_bytes = machine.l2_bytes;
   sopt.l3_bytes = machine.l3_bytes;
   sopt.trials = opt.trials;
+  sopt.vector_registers = isa.vector_registers;
   auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
   const std::string out_dir =

@@ -204,6 +204,36 @@ int streaming_choice(const Space& space) {
   return best;
 }
 
+// oneDNN's 1x1 brgconv blocks its registers as bd_block pixels x ld_block2
+// K vectors, the block that loads the fewest vectors per FMA, (bd + ld) /
+// (bd * ld), with bd*ld accumulators, ld weight vectors and a broadcast in
+// the register file (brgemm_utils.cpp). CSA's key takes the largest tile
+// instead: k2 x h13 on yolo9000-19, 15 loads per 26 FMAs, where k4 x h6 loads
+// 10 per 24. On the Zen 5 that k4 x h{6,5} pair over Flat(hw), the whole C in
+// its reuse loop, ran at 1.03-1.05 of oneDNN on yolo9000-9/-19 and resnet18-3
+// against 1.00-1.01 for the 144-trial winners (bench/results/
+// zen5-4b0ca38-1x1-spread). Only on 1x1 layers, where it was measured. A
+// pair counts its larger part's registers and its mean pixels per call; ties
+// go to the larger c step, then a single microkernel. The choice, or -1.
+int brgemm_choice(const Space& space, int registers) {
+  const Shape& sh = space.shape;
+  if (sh.R != 1 || sh.S != 1) return -1;
+  int best = -1;
+  std::tuple<double, int, bool> best_key;
+  for (size_t i = 0; i < space.choices.size(); ++i) {
+    const UkChoice& c = space.choices[i];
+    const int64_t rows = c.pair ? std::max(c.uk.h, c.uk2.h) : c.uk.h;
+    if (c.fallback || c.uk.w * rows * c.uk.k + c.uk.k + 1 > registers) continue;
+    const double px = double(c.uk.w * c.h_extent()) / double(c.pair ? c.a + c.b : 1), k = double(c.uk.k);
+    const std::tuple<double, int, bool> key{k * px / (k + px), c.uk.c, !c.pair};
+    if (best < 0 || key > best_key) {
+      best = int(i);
+      best_key = key;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
@@ -292,6 +322,12 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     stream = output_stationary(space, sch, split(space, sch), l2);
     if (stream == os) stream = Config{};
   }
+  Config brgemm;
+  if (const int bc = brgemm_choice(space, opt.vector_registers); bc >= 0) {
+    const UkChoice& bch = space.choices[size_t(bc)];
+    brgemm = output_stationary(space, bch, split(space, bch), l2);
+    if (brgemm == os) brgemm = Config{};
+  }
 
   nlohmann::json info;
   info["l1d_bytes"] = int64_t(l1);
@@ -323,7 +359,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   info["output_stationary"] = to_string(os);
   if (!stream.specs.empty()) info["streaming"] = to_string(stream);
   if (!blocked.specs.empty()) info["c_blocked"] = to_string(blocked);
-  return {c, os, stream, blocked, info};
+  if (!brgemm.specs.empty()) info["brgemm"] = to_string(brgemm);
+  return {c, os, stream, blocked, brgemm, info};
 }
 
 namespace {

@@ -88,7 +88,8 @@ void LocalSearch::start() {
   // itself comes with the fence its microkernel was profiled fastest in), and
   // the streaming plan and the c-blocked plan (csa.cpp c_blocked: C in
   // L1-sized blocks above the output tiles, with Pf(w); yolo9000-18 1.00 ->
-  // 1.05 of oneDNN). A cold start measures them right after CSA's; a resumed log, the
+  // 1.05 of oneDNN), and on 1x1 layers oneDNN's register block (csa.cpp
+  // brgemm_choice). A cold start measures them right after CSA's; a resumed log, the
   // ones it lacks (CSA's too: a log written before a plan existed). decide()
   // moves to the fastest, as to a neighbour.
   std::vector<Config> plans;
@@ -106,6 +107,7 @@ void LocalSearch::start() {
   }
   plans.push_back(csa_.streaming);
   plans.push_back(csa_.c_blocked);
+  plans.push_back(csa_.brgemm);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {
     // nullopt too for a fence the microkernel cannot take

@@ -709,6 +709,44 @@ TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
   EXPECT_TRUE(CoordinateView(sp2).from_config(p2.c_blocked)) << to_string(p2.c_blocked);
 }
 
+// 1x1 layers: oneDNN's register block, the fewest vector loads per FMA that
+// fits the register file. On yolo9000-19 (K = 512, C = 1024, 17 x 17) with
+// the shipped table: k4 x h{6,5} over Flat(hw), 29 of 32 registers (k4 x h7
+// would take 33), the whole C under each call, in the output-stationary
+// order. With AVX2's 16 registers the tile shrinks to fit them; a 3x3 layer has no
+// such plan. A cold descent measures it before its first move.
+TEST(Csa, BrgemmPlanTakesTheFewestLoadsPerFmaOn1x1Layers) {
+  Space sp = build_space(zoo_layer("yolo9000-19"), shipped_table(), 16);
+  CsaPlan p = csa_plan(sp, SearchOptions{});
+  EXPECT_EQ(to_string(p.brgemm), "[Flat(hw), T(4,k), Lseq(h,[(5,5),(44,6)]), T(2,k), T(512,c), U(2,c), U(a,h), "
+                                 "U(4,k), V(k)]");
+  EXPECT_EQ(p.info["brgemm"], to_string(p.brgemm));
+  EXPECT_TRUE(CoordinateView(sp).from_config(p.brgemm));
+  // AVX2: 16 registers, 8 lanes, its shipped table.
+  Space sp2 = build_space(zoo_layer("yolo9000-19"),
+                          read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json"), 8);
+  SearchOptions avx2;
+  avx2.vector_registers = 16;
+  const Config b2 = csa_plan(sp2, avx2).brgemm;
+  const int i2 = choice_of(sp2, b2);
+  ASSERT_GE(i2, 0) << to_string(b2);
+  // k2 x h6: 15 registers; k3 does not divide K's 64 vectors.
+  EXPECT_EQ(to_string(b2), "[Flat(hw), T(4,k), Lseq(h,[(5,5),(44,6)]), T(8,k), T(512,c), U(2,c), U(a,h), U(2,k), V(k)]");
+  const UkChoice& c2 = sp2.choices[size_t(i2)];
+  EXPECT_LE(c2.uk.w * std::max(c2.uk.h, c2.pair ? c2.uk2.h : 0) * c2.uk.k + c2.uk.k + 1, 16) << c2.text();
+  EXPECT_TRUE(csa_plan(build_space(zoo_layer("yolo9000-18"), shipped_table(), 16), SearchOptions{}).brgemm.specs.empty());
+  auto s = make_strategy("hillclimb", sp, 1);
+  bool measured = false;
+  while (s->info()["moves"] == 0) {
+    std::vector<Config> b = s->propose(1);
+    ASSERT_EQ(b.size(), 1u);
+    measured |= b[0] == p.brgemm;
+    s->observe(b[0], {true, b[0] == p.brgemm ? 300.0 : 100.0, {}});
+  }
+  EXPECT_TRUE(measured);
+  EXPECT_EQ(s->info()["moves"], 1);
+}
+
 // Every start plan is measured before the descent first moves, even one
 // candidate per batch, and it moves to the fastest of them: the c-blocked
 // plan, last of them, here. (A tune's batches of 4 used to decide after CSA's

@@ -45,6 +45,7 @@ struct SearchOptions {
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
   std::string cache_source = "given";  // MachineInfo::cache_source when detected
   int64_t trials = 0;  // the tune's budget (--trials; 0 = not given): random-hillclimb samples half of it
+  int vector_registers = 32;  // the ISA's (Isa::vector_registers): csa's brgemm plan fits its tile in them
 };
 
 /// Names accepted by --search.
@@ -67,6 +68,7 @@ struct CsaPlan {
   Config output_stationary;
   Config streaming;
   Config c_blocked;  // C in blocks whose weights fit L1, above the output tiles, with Pf(w); or empty
+  Config brgemm;     // 1x1 layers: oneDNN's register block, fewest loads per FMA (csa.cpp); or empty
   nlohmann::json info;
 };
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt);
