@@ -320,8 +320,12 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   }
 
   // 000 §4.2: pairs h1 < h2 of one class with (a*h1 + b*h2) | Ho.
-  const std::vector<int64_t> ho_divisors = divisors(Ho);
-  size_t pair_choices = 0;
+  struct Combo {
+    const UkRecord *m1, *m2;
+    std::vector<std::pair<int64_t, int64_t>> counts;
+    bool complete = false;  // every count found (fewer than the quota)
+  };
+  std::vector<Combo> combos;
   for (const UkClass& cls : table.classes) {
     auto member = [&](int h) -> const UkRecord* {
       UkSizes u = cls.sizes;
@@ -335,35 +339,57 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
     for (size_t i = 0; i < hs.size(); ++i) {
       const UkRecord* m1 = member(hs[i]);
       if (!m1 || !divides(m1->sizes, 1, shape, lanes)) continue;  // h checked below
-      for (size_t j = i + 1; j < hs.size(); ++j) {
-        const UkRecord* m2 = member(hs[j]);
-        const int64_t h1 = hs[i], h2 = hs[j];
-        if (!m2 || h1 < 1 || h2 < 1) continue;
-        const size_t room = kMaxPairChoices - pair_choices;
-        const auto counts = pair_counts(h1, h2, ho_divisors, room + 1);
-        if (counts.size() > room)  // the cap only trims; this note says so
-          sp.note = fmt::format("{}={} admits more than {} pairs of microkernels along h; the space "
-                                "keeps the first {} (fewest repeats of the smaller one first)",
-                                view.kind == View::flat   ? "Ho*Wo"
-                                : view.kind == View::wino ? "the tile count"
-                                                          : "Ho",
-                                Ho, kMaxPairChoices, kMaxPairChoices);
-        for (size_t n = 0; n < counts.size() && n < room; ++n) {
-          const auto [a, b] = counts[n];
-          UkChoice ch;
-          ch.uk = m1->sizes;
-          ch.pair = true;
-          ch.uk2 = m2->sizes;
-          ch.a = a;
-          ch.b = b;
-          ch.fence = pair_fence(*m1, *m2);
-          ch.view = view;
-          sp.choices.push_back(ch);
-          ++pair_choices;
-        }
-      }
+      for (size_t j = i + 1; j < hs.size(); ++j)
+        if (const UkRecord* m2 = member(hs[j]); m2 && hs[i] >= 1) combos.push_back({m1, m2, {}});
     }
   }
+  // The cap is shared evenly: each pair of microkernels keeps its first
+  // `quota` counts (fewest repeats of the smaller one first), the quota
+  // raised while room is left. A cap filled in class order gave a long Ho's
+  // first classes (k1) every place and k4 none: yolo9000-9's Ho*Wo = 4624
+  // had no k4 x h{5,6} pair, the tile oneDNN's 1x1 kernel uses (csa.cpp).
+  const std::vector<int64_t> ho_divisors = divisors(Ho);
+  bool trimmed = false;
+  if (!combos.empty()) {
+    size_t quota = std::max<size_t>(1, kMaxPairChoices / combos.size());
+    for (;;) {
+      size_t used = 0, open = 0;
+      for (Combo& c : combos) {
+        if (!c.complete) {
+          c.counts = pair_counts(c.m1->sizes.h, c.m2->sizes.h, ho_divisors, quota + 1);
+          c.complete = c.counts.size() <= quota;
+          if (!c.complete) {
+            c.counts.resize(quota);
+            ++open;
+          }
+        }
+        used += c.counts.size();
+      }
+      trimmed = open > 0;
+      const size_t more = open && used < kMaxPairChoices ? (kMaxPairChoices - used) / open : 0;
+      if (more == 0) break;
+      quota += more;
+    }
+  }
+  if (trimmed)  // the cap only trims; this note says so
+    sp.note = fmt::format("{}={} admits more than {} pairs of microkernels along h; the space keeps at most {} "
+                          "(each pair of microkernels its fewest repeats of the smaller one first)",
+                          view.kind == View::flat   ? "Ho*Wo"
+                          : view.kind == View::wino ? "the tile count"
+                                                    : "Ho",
+                          Ho, kMaxPairChoices, kMaxPairChoices);
+  for (const Combo& c : combos)
+    for (const auto& [a, b] : c.counts) {
+      UkChoice ch;
+      ch.uk = c.m1->sizes;
+      ch.pair = true;
+      ch.uk2 = c.m2->sizes;
+      ch.a = a;
+      ch.b = b;
+      ch.fence = pair_fence(*c.m1, *c.m2);
+      ch.view = view;
+      sp.choices.push_back(ch);
+    }
 }
 
 int64_t fused_wino_block(const Shape& shape) {
