@@ -579,43 +579,94 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   return c;
 }
 
-int choice_of(const Space& space, const Config& c) {
-  UkSizes u;  // from the U specifiers; h stays 1 for U(a,h)
+namespace {
+
+// The microkernel part of a configuration: the U sizes (h 1 for U(a,h)),
+// whether it has U(a,h), and its Lseq along h; false for a U(n,n).
+struct UkPart {
+  UkSizes u;
   bool alpha = false;
   const Spec* lseq = nullptr;
+};
+std::optional<UkPart> uk_part(const Config& c) {
+  UkPart p;
   for (const Spec& s : c.specs) {
-    if (s.kind == SpecKind::Lseq && s.dim == Dim::h) lseq = &s;
+    if (s.kind == SpecKind::Lseq && s.dim == Dim::h) p.lseq = &s;
     if (s.kind != SpecKind::U) continue;
     if (s.alpha) {
-      alpha = true;
+      p.alpha = true;
       continue;
     }
-    if (s.factor < 1 || s.factor > INT_MAX) return -1;
+    if (s.factor < 1 || s.factor > INT_MAX) return std::nullopt;
     const int f = static_cast<int>(s.factor);
     switch (s.dim) {
-      case Dim::k: u.k = f; break;
-      case Dim::c: u.c = f; break;
-      case Dim::w: u.w = f; break;
-      case Dim::h: u.h = f; break;
-      case Dim::r: u.r = f; break;
-      case Dim::s: u.s = f; break;
-      case Dim::n: return -1;
+      case Dim::k: p.u.k = f; break;
+      case Dim::c: p.u.c = f; break;
+      case Dim::w: p.u.w = f; break;
+      case Dim::h: p.u.h = f; break;
+      case Dim::r: p.u.r = f; break;
+      case Dim::s: p.u.s = f; break;
+      case Dim::n: return std::nullopt;
     }
   }
+  return p;
+}
+
+}  // namespace
+
+int choice_of(const Space& space, const Config& c) {
+  const std::optional<UkPart> p = uk_part(c);
+  if (!p) return -1;
+  const UkSizes& u = p->u;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
     if (ch.view != c.view) continue;
     if (!ch.pair) {
-      if (!lseq && !alpha && ch.uk == u) return static_cast<int>(i);
+      if (!p->lseq && !p->alpha && ch.uk == u) return static_cast<int>(i);
       continue;
     }
     UkSizes e = ch.uk;
     e.h = 1;
-    if (lseq && alpha && e == u && lseq->seq[0] == std::make_pair(ch.a, int64_t(ch.uk.h)) &&
-        lseq->seq[1] == std::make_pair(ch.b, int64_t(ch.uk2.h)))
+    if (p->lseq && p->alpha && e == u && p->lseq->seq[0] == std::make_pair(ch.a, int64_t(ch.uk.h)) &&
+        p->lseq->seq[1] == std::make_pair(ch.b, int64_t(ch.uk2.h)))
       return static_cast<int>(i);
   }
   return -1;
+}
+
+int add_capped_pair(Space& space, const ClassTable& table, const Config& c) {
+  if (const int i = choice_of(space, c); i >= 0) return i;
+  const std::optional<UkPart> p = uk_part(c);
+  if (!p || !p->lseq || !p->alpha) return -1;
+  if (std::none_of(space.choices.begin(), space.choices.end(), [&](const UkChoice& ch) { return ch.view == c.view; }))
+    return -1;
+  const auto [a, h1] = p->lseq->seq[0];
+  const auto [b, h2] = p->lseq->seq[1];
+  if (a < 1 || b < 1 || h1 < 1 || h2 <= h1 || h2 > INT_MAX) return -1;
+  UkSizes u1 = p->u, u2 = p->u;
+  u1.h = int(h1);
+  u2.h = int(h2);
+  const UkRecord *m1 = table.find(u1), *m2 = table.find(u2);
+  auto usable = [](const UkRecord* m) { return m && m->selected && m->status == "ok"; };
+  if (!usable(m1) || !usable(m2)) return -1;
+  // One class: the same sizes but h (pairs are of one class, 000 §4.2).
+  const bool one_class = std::any_of(table.classes.begin(), table.classes.end(), [&](const UkClass& cls) {
+    UkSizes s = cls.sizes;
+    s.h = 1;
+    return s == p->u && std::count(cls.h.begin(), cls.h.end(), int(h1)) && std::count(cls.h.begin(), cls.h.end(), int(h2));
+  });
+  if (!one_class || !divides(u1, a * h1 + b * h2, view_shape(c.view, space.shape), space.lanes)) return -1;
+  UkChoice ch;
+  ch.uk = m1->sizes;
+  ch.pair = true;
+  ch.uk2 = m2->sizes;
+  ch.a = a;
+  ch.b = b;
+  ch.fence = pair_fence(*m1, *m2);
+  ch.view = c.view;
+  if (space.parallel && space.parallel_options(ch).empty()) return -1;
+  space.choices.push_back(ch);
+  return int(space.choices.size() - 1);
 }
 
 }  // namespace convtune

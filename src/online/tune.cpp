@@ -110,8 +110,6 @@ TuneResult run_tune(const TuneOptions& opt) {
     notes.push_back(fmt::format("K={} is not a multiple of the vector length: the loops run over {} channels "
                                 "({}-lane vectors) and the last vector is stored masked; the output is exactly K wide",
                                 opt.shape.K, opt.shape.padded_K(isa.lanes), isa.lanes));
-  res.space_size = space.size();
-  res.space_choices = space.choices.size();
   SearchOptions sopt{opt.pvalue, opt.parents, opt.offspring, opt.mutation_rate};
   const MachineInfo machine = detect_machine(cpu);  // the measuring CPU's caches for csa, 001 §4.1
   const MachineId here = machine_id(machine);         // every record names it (merge.h)
@@ -121,7 +119,6 @@ TuneResult run_tune(const TuneOptions& opt) {
   sopt.l3_bytes = machine.l3_bytes;
   sopt.trials = opt.trials;
   sopt.vector_registers = isa.vector_registers;
-  auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
 
   const std::string out_dir =
       opt.out_dir.empty() ? default_out_dir(res.layer, opt.threads, opt.epilogue) : opt.out_dir;
@@ -165,12 +162,15 @@ TuneResult run_tune(const TuneOptions& opt) {
       throw at_line(fmt::format("configuration '{}' is not valid for {} ({})", r.config, opt.shape.to_string(),
                                 e.what()));
     }
-    if (choice_of(space, c) < 0)
+    if (add_capped_pair(space, table, c) < 0)
       throw at_line(fmt::format("configuration '{}' uses microkernels that the class table {} does not offer for "
                                 "this shape (resume with the log's --table)",
                                 r.config, table.origin));
     previous_configs.push_back(c);
   }
+  res.space_size = space.size();  // with the pairs beyond the cap the log holds
+  res.space_choices = space.choices.size();
+  auto strategy = make_strategy(opt.search, space, opt.seed, sopt);
   // --start-from: another tune's best, lifted to this space, is measured first
   // and observed like a resumed record, so a local search starts from it.
   std::deque<Config> starts;

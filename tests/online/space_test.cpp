@@ -259,6 +259,47 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
   EXPECT_GT(k2_pairs, 4000u);
 }
 
+// A log written before the cap was shared evenly holds pairs the capped
+// space leaves out; resuming it adds them (tune.cpp), but only pairs of
+// selected microkernels of one class that divide the shape.
+TEST(Space, AResumedPairBeyondTheCapIsAdded) {
+  ClassTable t = table_of({});
+  for (int h = 1; h <= 16; ++h) t.microkernels.push_back(uk_record(uk(1, 1, 1, h), 90));
+  t.select_and_classify();
+  Space sp = build_space(parse_shape("K=16,C=1,H=720720,W=1,R=1"), t, 16);
+  ASSERT_FALSE(sp.note.empty());
+  std::mt19937_64 rng(3);
+  Config c;
+  const Spec* lseq = nullptr;
+  while (!lseq) {
+    c = sample_config(sp, rng);
+    for (const Spec& s : c.specs)
+      if (s.kind == SpecKind::Lseq) lseq = &s;
+  }
+  // The same extent with the most repeats of the smaller microkernel: beyond the cap.
+  Spec& l = *std::find_if(c.specs.begin(), c.specs.end(), [](const Spec& s) { return s.kind == SpecKind::Lseq; });
+  auto [a, h1] = l.seq[0];
+  auto [b, h2] = l.seq[1];
+  const int64_t t_max = (b - 1) / h1;
+  ASSERT_GT(t_max, 0) << to_string(c);
+  l.seq[0] = {a + t_max * h2, h1};
+  l.seq[1] = {b - t_max * h1, h2};
+  validate_config(c, sp.shape, 16);
+  ASSERT_EQ(choice_of(sp, c), -1) << to_string(c);
+  const size_t n = sp.choices.size();
+  const int i = add_capped_pair(sp, t, c);
+  ASSERT_EQ(i, int(n)) << to_string(c);
+  EXPECT_EQ(choice_of(sp, c), i);
+  EXPECT_EQ(add_capped_pair(sp, t, c), i);  // once
+  EXPECT_EQ(sp.choices.size(), n + 1);
+  // Microkernels the table does not hold (h beyond 16): not added.
+  Config other = c;
+  for (Spec& s : other.specs)
+    if (s.kind == SpecKind::Lseq) s.seq = {{{a + t_max * h2, h1 + 16}, {b - t_max * h1, h2 + 16}}};
+  EXPECT_EQ(add_capped_pair(sp, t, other), -1) << to_string(other);
+  EXPECT_EQ(sp.choices.size(), n + 1);
+}
+
 TEST(Space, PairsAreEveryDividingCombinationInOrder) {
   // The fast enumeration gives what the definition gives: all (a, b) >= 1
   // with a*h1 + b*h2 | Ho, ordered by class, then h1 < h2, then a, then b.

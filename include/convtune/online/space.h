@@ -130,4 +130,10 @@ std::vector<Spec> parallel_specs(const ParOption& o);
 /// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
 int choice_of(const Space& space, const Config& c);
 
+/// For a configuration a resumed log holds: a pair choice the cap on pairs
+/// left out of the space (older versions filled it in class order) is added
+/// when its two microkernels are selected members of one class of the table
+/// and it divides the view. The configuration's choice, or -1.
+int add_capped_pair(Space& space, const ClassTable& table, const Config& c);
+
 }  // namespace convtune
