@@ -582,7 +582,8 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
 namespace {
 
 // The microkernel part of a configuration: the U sizes (h 1 for U(a,h)),
-// whether it has U(a,h), and its Lseq along h; false for a U(n,n).
+// whether it has U(a,h), and its Lseq along h; nullopt for a U factor out
+// of range or a U along n.
 struct UkPart {
   UkSizes u;
   bool alpha = false;
