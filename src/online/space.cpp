@@ -641,8 +641,9 @@ int add_capped_pair(Space& space, const ClassTable& table, const Config& c) {
   if (!p || !p->lseq || !p->alpha) return -1;
   if (std::none_of(space.choices.begin(), space.choices.end(), [&](const UkChoice& ch) { return ch.view == c.view; }))
     return -1;
-  const auto [a, h1] = p->lseq->seq[0];
-  const auto [b, h2] = p->lseq->seq[1];
+  // Plain variables, not a structured binding: C++17 lambdas cannot capture those (clang).
+  const int64_t a = p->lseq->seq[0].first, h1 = p->lseq->seq[0].second;
+  const int64_t b = p->lseq->seq[1].first, h2 = p->lseq->seq[1].second;
   if (a < 1 || b < 1 || h1 < 1 || h2 <= h1 || h2 > INT_MAX) return -1;
   UkSizes u1 = p->u, u2 = p->u;
   u1.h = int(h1);
