@@ -305,6 +305,19 @@ static TapFence pair_fence(const UkRecord& m1, const UkRecord& m2) {
   return m1.fence != TapFence::none ? m1.fence : m2.fence;
 }
 
+// The choice of a times m1 then b times m2 along h, over `view`.
+static UkChoice pair_choice(const UkRecord& m1, const UkRecord& m2, int64_t a, int64_t b, const View& view) {
+  UkChoice ch;
+  ch.uk = m1.sizes;
+  ch.pair = true;
+  ch.uk2 = m2.sizes;
+  ch.a = a;
+  ch.b = b;
+  ch.fence = pair_fence(m1, m2);
+  ch.view = view;
+  return ch;
+}
+
 // 000 §4.2: every selected microkernel that divides `shape`, then the pairs
 // of one class along h, as choices over the shape `view` tiles.
 static void add_choices(Space& sp, const ClassTable& table, const View& view) {
@@ -379,17 +392,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
                                                     : "Ho",
                           Ho, kMaxPairChoices, kMaxPairChoices);
   for (const Combo& c : combos)
-    for (const auto& [a, b] : c.counts) {
-      UkChoice ch;
-      ch.uk = c.m1->sizes;
-      ch.pair = true;
-      ch.uk2 = c.m2->sizes;
-      ch.a = a;
-      ch.b = b;
-      ch.fence = pair_fence(*c.m1, *c.m2);
-      ch.view = view;
-      sp.choices.push_back(ch);
-    }
+    for (const auto& [a, b] : c.counts) sp.choices.push_back(pair_choice(*c.m1, *c.m2, a, b, view));
 }
 
 int64_t fused_wino_block(const Shape& shape) {
@@ -658,14 +661,7 @@ int add_capped_pair(Space& space, const ClassTable& table, const Config& c) {
     return s == p->u && std::count(cls.h.begin(), cls.h.end(), int(h1)) && std::count(cls.h.begin(), cls.h.end(), int(h2));
   });
   if (!one_class || !divides(u1, a * h1 + b * h2, view_shape(c.view, space.shape), space.lanes)) return -1;
-  UkChoice ch;
-  ch.uk = m1->sizes;
-  ch.pair = true;
-  ch.uk2 = m2->sizes;
-  ch.a = a;
-  ch.b = b;
-  ch.fence = pair_fence(*m1, *m2);
-  ch.view = c.view;
+  const UkChoice ch = pair_choice(*m1, *m2, a, b, c.view);
   if (space.parallel && space.parallel_options(ch).empty()) return -1;
   space.choices.push_back(ch);
   return int(space.choices.size() - 1);
