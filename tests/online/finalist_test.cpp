@@ -77,6 +77,25 @@ TEST(Finalists, TopRecordsCompareSharesOfTheirOwnPeak) {
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c"}));
 }
 
+// A resumed log's sessions: shares of different peaks compare only to a few
+// %, so each session's best is a finalist before any session's second. The
+// first session's a1..a3 all rank above the second's b1 by share; the third
+// session (c1) ranks below both and still gets its turn before a2.
+TEST(Finalists, TopRecordsTakeEachSessionsBestInTurn) {
+  std::vector<Record> log = {rec("a1", 220), rec("a2", 218), rec("a3", 216), rec("b1", 200), rec("b2", 199),
+                             rec("c1", 150), rec("a1", 100)};
+  for (size_t i : {0, 1, 2, 6}) log[i].peak_gflops = 210;
+  for (size_t i : {3, 4}) log[i].peak_gflops = 220;
+  log[5].peak_gflops = 200;
+  std::vector<std::string> got;
+  for (const Record& r : top_records(log, 5)) got.push_back(r.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"a1", "b1", "c1", "a2", "b2"}));
+  got.clear();
+  for (const Record& r : top_records(log, 2)) got.push_back(r.config);
+  EXPECT_EQ(got, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_EQ(top_records(log, 10).size(), 6u);  // a1's second record is not a second finalist
+}
+
 Finalist finalist(const std::string& config, double search, double remeasured, double duel = 0,
                   const std::string& status = "ok") {
   Finalist f;

@@ -34,9 +34,11 @@ struct Finalist {
   bool winner = false;
 };
 
-/// The k best `ok` records with distinct configurations, best first by share
-/// of their own peak (records.h relative_speed; the first record of a
-/// configuration measured twice is its figure).
+/// k `ok` records with distinct configurations (the first record of a
+/// configuration measured twice is its figure): each session's best in turn,
+/// sessions ordered by their best, then each session's second, and so on;
+/// within a session by share of its peak (records.h relative_speed). A
+/// session is the records that share a peak_gflops: one tune process's.
 std::vector<Record> top_records(const std::vector<Record>& records, size_t k);
 
 /// Measures every finalist still `ok` once per round in a fresh process,
