@@ -61,8 +61,8 @@ struct Record {
 /// and 176 in the next). Its GFLOP/s when the peak is unknown (0).
 double relative_speed(const Record& r);
 
-/// Whether `a` ran faster than `b` by relative_speed: how the finalists, the
-/// delivered kernel, export and merge rank records.
+/// Whether `a` ran faster than `b` by relative_speed: how the finalists (within
+/// a session, finalist.h), the delivered kernel, export and merge rank records.
 bool faster(const Record& a, const Record& b);
 
 /// `r` as if measured in a process whose peak is `peak`: gflops, real_gflops,
