@@ -20,6 +20,7 @@ import csv
 import json
 import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,7 +33,7 @@ COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", 
            "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl", "convtune_real_pct",
            "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "convtune_wall_ms", "onednn_wall_ms",
            "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops",
-           "cpu", "machine", "date", "config", "processes", "ratio_min", "ratio_max"]
+           "cpu", "machine", "date", "config", "processes", "ratio_min", "ratio_max", "ratio_of_medians"]
 
 
 fail = benchlib.make_fail("batch")
@@ -118,6 +119,10 @@ def row_for(a, net, name, sel, trials):
     r["processes"] = b.get("processes", 1)
     per = b.get("process_ratios") or [r["ratio_convtune_onednn"]]
     r["ratio_min"], r["ratio_max"] = min(per), max(per)
+    if len(per) > 1:  # as bench's own since stop 53; a bench JSON from before held the medians' ratio
+        r["ratio_convtune_onednn"] = statistics.median(per)
+    # Beside the headline (of several processes, the median of their own ratios): the times' medians' ratio.
+    r["ratio_of_medians"] = r["onednn_ms"] / r["convtune_ms"] if r["convtune_ms"] > 0 else float("nan")
     # The same ratio from wall-clock times, before the clock probe's scaling.
     walls = [(b.get(k) or {}).get("wall_seconds") for k in ("onednn", "convtune")]
     r["ratio_wall"] = walls[0] / walls[1] if all(walls) else float("nan")
@@ -153,20 +158,22 @@ def markdown(rows, trials):
                 "measurement is scaled by the speed of the peak loop timed beside it (the clock probe), so a % of peak "
                 "is a share of the momentary peak. convtune best of 20 comes from the tuning log; best of N, "
                 "oneDNN and im2col+BLAS were timed together by `convtune bench`"
-                + (f", in {rs[0]['processes']} fresh processes per layer (times: the medians of theirs; in "
-                   "brackets the range of the processes' convtune/oneDNN)." if rs[0].get("processes", 1) > 1 else ".")
+                + (f", in {rs[0]['processes']} fresh processes per layer (times: the medians of theirs; convtune/oneDNN: "
+                   "the median of the processes' own ratios, their range in brackets; medians' ratio: oneDNN's "
+                   "median time over convtune's)." if rs[0].get("processes", 1) > 1 else ".")
                 , "",
                 f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
                 f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
-                "| wall-clock convtune/oneDNN | oneDNN impl | BLAS core |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| medians' ratio | wall-clock convtune/oneDNN | oneDNN impl | BLAS core |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
                        f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
                                     for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
                        + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
-                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')}{spread(r)} | {fmt(r['ratio_wall'], '.2f')}"
+                       + f" | {fmt(r['ratio_convtune_onednn'], '.2f')}{spread(r)} | {fmt(r['ratio_of_medians'], '.2f')}"
+                       + f" | {fmt(r['ratio_wall'], '.2f')}"
                        + f" | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
 
@@ -186,6 +193,7 @@ def markdown(rows, trials):
         out += [f"| **FLOP-weighted average** / total ms | | {fmt_small(tot)} | | | {cells} | "
                 f"**{fmt(wavg('convtune_real'))}** | **{fmt(wavg('onednn_real'))}** | "
                 f"geomean **{fmt(geomean('ratio_convtune_onednn'), '.2f')}** | "
+                f"geomean {fmt(geomean('ratio_of_medians'), '.2f')} | "
                 f"geomean {fmt(geomean('ratio_wall'), '.2f')} | | |", ""]
     return "\n".join(out) + "\n"
 

@@ -126,6 +126,12 @@ def main():
             ratios = b["process_ratios"]
             check(len(ratios) == 2 and abs(float(r["ratio_min"]) - min(ratios)) <= 1e-5 * min(ratios),
                   f"ratio_min {r['ratio_min']} of {ratios}")
+            # The headline: the median of the paired, same-process ratios (of two, their mean).
+            check(abs(float(r["ratio_convtune_onednn"]) - sum(ratios) / 2) <= 1e-5 * min(ratios),
+                  f"ratio_convtune_onednn {r['ratio_convtune_onednn']} of {ratios}")
+            medians = b["onednn"]["seconds"] / b["convtune"]["seconds"]
+            check(abs(float(r["ratio_of_medians"]) - medians) <= 1e-5 * medians,
+                  f"ratio_of_medians {r['ratio_of_medians']}, not {medians}")
         with open(os.path.join(out, "tiny.md")) as f:
             check("in 2 fresh processes per layer" in f.read(), "the Markdown does not say how many processes")
         # Without a log there is nothing to bench: one line that says what to do.

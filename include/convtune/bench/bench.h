@@ -69,7 +69,7 @@ BenchResult bench_kernel(const BenchOptions& opt, Isa* isa);
 /// and so their physical pages and cache sets, are its own: on the Xeon of
 /// stop 31 one layer's ratio was 1.00 in one process and 1.07 in another.
 /// Every time is the median of the processes' medians; process_ratios keeps
-/// each one's convtune/oneDNN.
+/// each one's convtune/oneDNN, and bench_ratio is their median.
 BenchResult run_bench_processes(const BenchOptions& opt);
 
 /// "" when `out` ([N][Ho][Wo][K], output_size() floats) matches the reference at every checked
@@ -89,7 +89,10 @@ std::string bench_json(const BenchResult& r);
 /// entries in bench's order. Throws Error if `text` is not such an object.
 BenchResult bench_from_json(const std::string& text);
 /// convtune/oneDNN: oneDNN's time over convtune's; 0 when either did not run.
+/// Of several processes, the median of their own ratios (process_ratios).
 double bench_ratio(const BenchResult& r);
+/// oneDNN's (median) time over convtune's; 0 when either did not run.
+double ratio_of_medians(const BenchResult& r);
 /// `bench --threads 1,2`: one line per thread count of one layer with
 /// convtune's and oneDNN's times, GFLOP/s, speed-up over the first count and
 /// convtune/oneDNN.
