@@ -22,8 +22,9 @@ double ratio_of_medians(const BenchResult& r) {
 // medians can pair one process's convtune time with another's oneDNN time (stop
 // 52: yolo9000-9 read 0.990, its lowest process, while its processes' median was 1.018).
 double bench_ratio(const BenchResult& r) {
-  if (ratio_of_medians(r) <= 0) return 0;
-  return r.process_ratios.empty() ? ratio_of_medians(r) : median(r.process_ratios);
+  const double m = ratio_of_medians(r);
+  if (m <= 0) return 0;
+  return r.process_ratios.empty() ? m : median(r.process_ratios);
 }
 
 std::string bench_summary(const BenchResult& r) {
