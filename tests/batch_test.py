@@ -46,7 +46,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="convtune-batch-") as out:
         batch = [os.path.join(ROOT, "bench", "batch.py"), "--shapes", SHAPES, "--name", "tiny", "--out", out,
                  "--convtune", convtune, "--min-repeat-ms", "2", "--repeat", "1",
-                 "--tune-args", "--table " + os.path.join(ROOT, "configs", "tables", host_isa(convtune) + ".json")]
+                 # No duel: its compiles were a third of this test, and finalist_test covers it.
+                 "--tune-args", "--duel-rounds 0 --table " +
+                 os.path.join(ROOT, "configs", "tables", host_isa(convtune) + ".json")]
         run(batch + ["--trials", "2"])
         # {layer} in --tune-args: a second batch starts each layer's hill climb from the first's kernel.
         refine = os.path.join(out, "refine")

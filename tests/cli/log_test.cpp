@@ -133,7 +133,7 @@ TEST(Log, KillNineLosesNoRecordAndResumeCompletes) {
   const std::string out = td.file("o"), log = out + "/log.jsonl";
   std::filesystem::create_directories(td.file("tmp"));
   const std::string tune = "TMPDIR=" + td.file("tmp") + " " + std::string(CONVTUNE_BIN) + " tune" + kFast +
-                           " --trials 30 --resume --out " + out;
+                           " --trials 16 --resume --out " + out;
   size_t before = 0;
   for (int lines : {0, 3, 8}) {
     // Wait for `lines` records (0: kill 0.3 s in, during the peak or the first compiles).
@@ -165,13 +165,13 @@ TEST(Log, KillNineLosesNoRecordAndResumeCompletes) {
       EXPECT_NE(err.find("; wait for it to finish or use another --out\n"), std::string::npos) << err;
     }
   }
-  auto r = run_cli("tune" + kFast + " --trials 30 --resume --json --out " + out);
+  auto r = run_cli("tune" + kFast + " --trials 16 --resume --json --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // --json: one line per layer
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["trials"], 30);
+  EXPECT_EQ(j["trials"], 16);
   LogContents c = read_log(log);
-  ASSERT_EQ(c.records.size(), 30u);
+  ASSERT_EQ(c.records.size(), 16u);
   EXPECT_EQ(c.torn_bytes, 0u);
   std::set<int64_t> trials;
   std::set<std::string> configs;
@@ -179,9 +179,9 @@ TEST(Log, KillNineLosesNoRecordAndResumeCompletes) {
     trials.insert(rec.trial);
     configs.insert(rec.config);
   }
-  EXPECT_EQ(trials.size(), 30u);
-  EXPECT_EQ(*trials.rbegin(), 29);
-  EXPECT_EQ(configs.size(), 30u);  // nothing measured twice
+  EXPECT_EQ(trials.size(), 16u);
+  EXPECT_EQ(*trials.rbegin(), 15);
+  EXPECT_EQ(configs.size(), 16u);  // nothing measured twice
   EXPECT_FALSE(std::filesystem::exists(log + ".lock"));
 }
 
