@@ -5,7 +5,7 @@
 #   2. under ASan + UBSan (./build-asan), with the parser fuzzers, and on an
 #      AVX-512 host with CONVTUNE_MAX_CPU_ISA=avx2: the host as an AVX2-only
 #      CPU, which is also a CPU other than the shipped tables' (README "ISAs").
-#      One run for both keeps the suite well under 15 minutes on 2 cores; the
+#      One run for both keeps the suite under 15 minutes on 2 cores; the
 #      AVX-512 kernels skipped there ran in 1, and the C++ they exercise is
 #      the same under either ISA.
 # Every run goes to the end; the script fails if any run failed and ends with
