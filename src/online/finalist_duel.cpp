@@ -67,7 +67,7 @@ ChildReport read_child(const ProcResult& pr, size_t kernels) {
 int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, double min_ms, int rounds,
                size_t check_points, const std::vector<std::string>& sos) {
   try {
-    pin_to_cpus(measuring_cpus(cpu, threads));  // before a kernel's OpenMP threads start: they inherit the set
+    bind_openmp_threads(measuring_cpus(cpu, threads));  // the kernels' OpenMP threads one per CPU, as the driver's
     const ProblemData data = ProblemData::make(shape, check_points, 20221101, epilogue);
     std::vector<std::unique_ptr<LoadedKernel>> kernels;
     for (const std::string& so : sos) kernels.push_back(std::make_unique<LoadedKernel>(so, file_stem(so), data));

@@ -20,7 +20,7 @@ int onednn_child(const Shape& shape, int cpu, double min_ms, int repeat, int thr
                  const std::string& isa, double reference_gflops) {
   nlohmann::json j;
   try {
-    pin_to_cpus(measuring_cpus(cpu, threads));  // before oneDNN starts its OpenMP threads: they inherit the set
+    bind_openmp_threads(measuring_cpus(cpu, threads));  // oneDNN's OpenMP threads one per CPU, as the driver's
     ProblemData p = ProblemData::make(shape, 1000, 20221101, epilogue);
     std::string missing;
     auto dn = make_onednn(p, &missing, threads);

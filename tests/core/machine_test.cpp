@@ -2,6 +2,7 @@
 // sysfs, and the source is recorded (csa's tiles depend on these numbers).
 #include "convtune/core/machine.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <string>
@@ -72,6 +73,23 @@ TEST(MeasuringCpus, EndAtTheCpuAndRefuseTooMany) {
                                          " CPUs, but this process may use only " + std::to_string(n) +
                                          "; give --threads " + std::to_string(n) + " or fewer");
   }
+}
+
+// Bound to several CPUs, each thread of an OpenMP team of that size runs on
+// one of them, in order, the calling thread on the first.
+TEST(BindOpenmpThreads, EachThreadGetsOneCpu) {
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only one CPU";
+  if (openmp_thread_cpus(1).empty()) GTEST_SKIP() << "this build has no OpenMP (no oneDNN or LIBXSMM found)";
+  const std::vector<int> cpus = measuring_cpus(-1, 2);
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  bind_openmp_threads(cpus);
+  const std::vector<std::vector<int>> got = openmp_thread_cpus(2);
+  sched_setaffinity(0, sizeof saved, &saved);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], std::vector<int>{cpus[0]});
+  EXPECT_EQ(got[1], std::vector<int>{cpus[1]});
 }
 
 }  // namespace

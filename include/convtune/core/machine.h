@@ -44,6 +44,15 @@ int available_cpus();
 std::vector<int> measuring_cpus(int cpu, int threads);
 /// Pins the calling thread to a set of CPUs (as pin_to_cpu for one).
 void pin_to_cpus(const std::vector<int>& cpus);
+/// pin_to_cpus, then binds an OpenMP team of cpus.size() threads one per CPU,
+/// thread i on the i-th, the calling thread (thread 0) included: what the
+/// driver's OMP_PROC_BIND=close gives generated kernels (microkernels/driver.c),
+/// for a process that runs oneDNN or loaded kernels and no other thread pool
+/// (the calling thread stays on one CPU, and pools started later inherit it).
+void bind_openmp_threads(const std::vector<int>& cpus);
+/// The CPUs each thread of an OpenMP team of `threads` may run on, by thread
+/// number; empty when this build has no OpenMP.
+std::vector<std::vector<int>> openmp_thread_cpus(int threads);
 /// "2,3": the CPU list as the driver and messages take it.
 std::string cpu_list(const std::vector<int>& cpus);
 
