@@ -46,9 +46,8 @@ void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const 
   call(ctx);
   one = (double)(clock->now_ns(clock->env) - t0) * 1e-9;
   /* A first call that lasts a whole measurement may only have been cold (a
-     thread pool's start, page faults): a second, warm one decides whether a
-     call alone is a measurement. Without it oneDNN on 2 threads timed single
-     calls at 8 ms for a 5 us layer under --min-repeat-ms 1. */
+     thread pool's start, first-touch page faults): a second, warm one decides
+     whether a call alone is a measurement. */
   if (one >= target) {
     t0 = clock->now_ns(clock->env);
     call(ctx);

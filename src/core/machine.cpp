@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -208,6 +209,21 @@ MachineInfo detect_machine(int cpu) {
   return m;
 }
 
+namespace {
+
+// The CPUs the calling thread may run on, ascending (empty when unreadable).
+std::vector<int> thread_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> v;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) v.push_back(c);
+  return v;
+}
+
+}  // namespace
+
 int default_cpu() {
   // The last CPU this process may run on: respects taskset and cgroups, so
   // `taskset -c 0 convtune ...` measures on CPU 0.
@@ -265,15 +281,11 @@ std::vector<int> measuring_cpus(int cpu, int threads) {
   if (cpu < 0) cpu = default_cpu();
   check_cpu(cpu);
   if (threads <= 1) return {cpu};
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> v;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = cpu; c >= 0 && int(v.size()) < threads; --c)  // --cpu and those below it first
-      if (CPU_ISSET(c, &set)) v.push_back(c);
-    for (int c = cpu + 1; c < CPU_SETSIZE && int(v.size()) < threads; ++c)
-      if (CPU_ISSET(c, &set)) v.push_back(c);
-  }
+  const std::vector<int> all = thread_cpus();
+  const auto above = std::upper_bound(all.begin(), all.end(), cpu);
+  std::vector<int> v(std::make_reverse_iterator(above), all.rend());  // --cpu and those below it first
+  v.insert(v.end(), above, all.end());
+  if (int(v.size()) > threads) v.resize(size_t(threads));
   if (int(v.size()) < threads)
     throw Error(fmt::format("--threads {} needs {} CPUs, but this process may use only {}; give --threads {} or "
                             "fewer",
@@ -297,13 +309,13 @@ void pin_to_cpus(const std::vector<int>& cpus) {
 }
 
 void bind_openmp_threads(const std::vector<int>& cpus) {
+  pin_to_cpus(cpus);  // the set first: each CPU below is one of it
 #ifdef _OPENMP
   // Left to the scheduler, the two threads of a team sometimes shared one CPU
   // for a whole process: oneDNN's 5 us layer took 8 ms a call (two 4 ms ticks)
   // in 4 of 16 processes on 2 threads; none with the threads bound, and 13 of
   // 24 with only the workers bound. libgomp reads OMP_PROC_BIND only when it
   // loads, so the pool is bound here; later teams of this size reuse it.
-  pin_to_cpus(cpus);  // the set first: each CPU below is one of it
   if (cpus.size() < 2) return;
 #pragma omp parallel num_threads(int(cpus.size()))
   {
@@ -312,8 +324,6 @@ void bind_openmp_threads(const std::vector<int>& cpus) {
     CPU_SET(cpus[size_t(omp_get_thread_num())], &one);
     (void)sched_setaffinity(0, sizeof(one), &one);
   }
-#else
-  pin_to_cpus(cpus);
 #endif
 }
 
@@ -322,15 +332,7 @@ std::vector<std::vector<int>> openmp_thread_cpus(int threads) {
 #ifdef _OPENMP
   v.resize(size_t(std::max(threads, 1)));
 #pragma omp parallel num_threads(std::max(threads, 1))
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> mine;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) mine.push_back(c);
-    v[size_t(omp_get_thread_num())] = mine;
-  }
+  v[size_t(omp_get_thread_num())] = thread_cpus();
 #else
   (void)threads;
 #endif

@@ -103,8 +103,8 @@ TEST(TimingProtocol, FewerCallsThanChunksBracketEachCall) {
   EXPECT_DOUBLE_EQ(probes[0], 2e-7);
 }
 
-// A cold first call as long as the measurement (oneDNN starting its threads)
-// does not make every measurement a single call: a warm one calibrates.
+// A cold first call as long as the measurement (a thread pool starting, page
+// faults) does not make every measurement a single call: a warm one calibrates.
 TEST(TimingProtocol, AColdFirstCallDoesNotSetTheCount) {
   Sim s;
   s.first_call_ns = 8000000;  // 8 ms, then 1 us calls
