@@ -533,14 +533,22 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
 
   const std::string cfg = to_string(in.config);
   const std::string fn = in.function_name, FN = upper(fn);
-  const int64_t packed = wino ? wino_packed_floats(sh, isa.lanes, block) : packed_weight_floats(sh, isa.lanes);
   const int64_t threads = config_threads(in.config);
+  const int64_t packed =
+      wino ? wino_packed_floats(sh, isa.lanes, block, threads) : packed_weight_floats(sh, isa.lanes);
   // How many threads and how they are chosen: the header says it where a user reads it.
   const std::string threads_doc =
-      wino ? fmt::format("/* Threads: runs on the calling thread. Wino(2): the call writes the scratch at the end of\n"
-                         "   the packed buffer (floats {} to {}), so threads that call it at the same time need\n"
-                         "   a packed buffer each. */\n",
-                         wino_weight_floats(sh, isa.lanes), packed)
+      wino ? (threads > 1 ? fmt::format("/* Threads: {0}, fixed by Wino(2,b,{0}) (OpenMP num_threads({0})): each takes a share\n"
+                                        "   of the blocks and its own scratch at the end of the packed buffer (floats {1}\n"
+                                        "   to {2}). Compile with -fopenmp; without it the threads' shares run in turn on\n"
+                                        "   the calling thread. Threads that call it at the same time need a packed buffer\n"
+                                        "   each. For the speed it was tuned at, bind the threads to {0} cores, e.g.\n"
+                                        "   OMP_PROC_BIND=close OMP_PLACES=cores. */\n",
+                                        threads, wino_weight_floats(sh, isa.lanes), packed)
+                          : fmt::format("/* Threads: runs on the calling thread. Wino(2): the call writes the scratch at the end of\n"
+                                        "   the packed buffer (floats {} to {}), so threads that call it at the same time need\n"
+                                        "   a packed buffer each. */\n",
+                                        wino_weight_floats(sh, isa.lanes), packed))
       : threads > 1 ? fmt::format(
                         "/* Threads: {0}, fixed by the configuration's P loops (OpenMP num_threads({0}); neither\n"
                         "   OMP_NUM_THREADS nor omp_set_num_threads changes it). Compile with -fopenmp; without it\n"
@@ -570,9 +578,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
       fn, packed,
       wino ? fmt::format("Winograd {5}: [{6}][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
-                         " *           then {3} floats of scratch: [{6}][{4}][C] and [{6}][{4}][K], {4} tiles a block",
+                         " *           then {3} floats of scratch: [{6}][{4}][C] and [{6}][{4}][K], {4} tiles a block{7}",
                          g.kb, g.cu, Kp, packed - wino_weight_floats(sh, isa.lanes), view.H,
-                         wino_transform(sh).name, wino_points(sh))
+                         wino_transform(sh).name, wino_points(sh),
+                         threads > 1 ? fmt::format(", once per thread ({})", threads) : std::string())
            : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
@@ -599,7 +608,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
                     // parameter do not change the prototype): the call writes the scratch
                     // through a pointer based on it, which C11 6.7.3.1 forbids for a
                     // restrict pointer to const.
-                    emit_wino(isa, sh, block, g.kb, g.cu, in.epilogue, fn,
+                    emit_wino(isa, sh, block, threads, g.kb, g.cu, in.epilogue, fn,
                               params_with("const float *weights"), fn + "_gemm");
   else
     out.c_source += emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" + fmt::format("void {}({})\n{{\n", fn, params) +

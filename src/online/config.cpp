@@ -106,7 +106,10 @@ std::string to_string(const View& v) {
   switch (v.kind) {
     case View::rows: return "";
     case View::flat: return "Flat(hw)";
-    case View::wino: return v.block > 0 ? fmt::format("Wino(2,{})", v.block) : "Wino(2)";
+    case View::wino:
+      return v.block == 0     ? "Wino(2)"
+             : v.threads > 1 ? fmt::format("Wino(2,{},{})", v.block, v.threads)
+                             : fmt::format("Wino(2,{})", v.block);
   }
   return "?";
 }
@@ -215,7 +218,7 @@ class Parser {
     return d;
   }
 
-  // Flat(hw), Wino(2) or Wino(2,b) at the cursor, and the ',' before the loops.
+  // Flat(hw), Wino(2), Wino(2,b) or Wino(2,b,t) at the cursor, and the ',' before the loops.
   View view() {
     View v;
     const bool wino = word_at() == "Wino";
@@ -236,6 +239,16 @@ class Parser {
       if (v.block < 1) {
         i_ = at;
         fail("a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
+      }
+      if (peek() == ',') {
+        ++i_;
+        peek();
+        const size_t t_at = i_;
+        v.threads = number();
+        if (v.threads < 1) {
+          i_ = t_at;
+          fail("0 threads in Wino(2,b,t); write Wino(2,b) for the calling thread or t >= 2");
+        }
       }
     }
     expect(')', "to close the specifier");
@@ -562,12 +575,16 @@ void check_wino(const Config& c, const Shape& shape) {
     reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R={} S={} stride={}; drop Wino(2)",
                        shape.R, shape.S, shape.stride));
   for (const Spec& s : c.specs)
-    if (s.kind == SpecKind::P && s.factor > 1) reject("Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
+    if (s.kind == SpecKind::P && s.factor > 1)
+      reject("Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write Wino(2,b,t)");
   const int64_t tiles = shape.N * wino_tiles(shape), b = c.view.block;
   if (b > 0 && (tiles % b != 0 || b >= tiles))
     reject(fmt::format("Wino(2,{}): the block must divide the {} tiles and be fewer; pick a divisor of {} below it "
                        "or write Wino(2) for one block",
                        b, tiles, tiles));
+  if (b > 0 && c.view.threads > tiles / b)
+    reject(fmt::format("{}: {} threads but {} blocks of {} tiles; give at most {} threads or a smaller block",
+                       to_string(c.view), c.view.threads, tiles / b, b, tiles / b));
 }
 
 // Pf(w): the next iteration of a k or c loop is what it prefetches.
@@ -659,7 +676,7 @@ int prefetch_loop(const Config& c) {
 }
 
 int64_t config_threads(const Config& c) {
-  int64_t n = 1;
+  int64_t n = c.wino() ? std::max<int64_t>(1, c.view.threads) : 1;
   for (const Spec& s : c.specs)
     if (s.kind == SpecKind::P && s.factor > 0 && __builtin_mul_overflow(n, spec_threads(s), &n))
       return std::numeric_limits<int64_t>::max();  // never valid; only for unchecked input

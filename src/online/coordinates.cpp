@@ -142,7 +142,9 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   p.prefetch_out = c.prefetch_out;
   p.stream_out = c.stream_out;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
-  if (space_.parallel) {
+  if (space_.parallel && ch.view.threads > 1) {  // Wino(2,b,t): the view's threads, no P loop
+    p.par = space_.parallel_options(ch).at(0);
+  } else if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
     ParOption par{c.specs[0].dim, c.specs[0].factor};
     par.threads1 = c.specs[0].threads;

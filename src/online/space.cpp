@@ -192,10 +192,8 @@ Error no_microkernel_error(const Shape& shape, const ClassTable& table, int64_t 
 }  // namespace
 
 std::string UkChoice::text() const {
-  const std::string prefix = view.kind == View::flat   ? "flat "
-                             : view.kind == View::rows ? ""
-                             : view.block > 0          ? fmt::format("wino/{} ", view.block)
-                                                       : "wino ";
+  // The view as the configuration spells it (config.h to_string).
+  const std::string prefix = view.kind == View::rows ? "" : to_string(view) + " ";
   if (!pair) return prefix + sizes_text(uk);
   return prefix + fmt::format("k{}c{}w{}h{{{}x{}+{}x{}}}r{}s{}", uk.k, uk.c, uk.w, a, uk.h, b, uk2.h, uk.r, uk.s);
 }
@@ -217,6 +215,8 @@ int64_t Space::remaining(const UkChoice& ch, Dim d) const {
 std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
   std::vector<ParOption> v;
   if (threads <= 1) return v;
+  // Wino(2,b,t): the threads are the view's; its GEMMs take no P loop.
+  if (ch.view.threads > 1) return {ParOption{Dim::n, 1, Dim::n, 1, ch.view.threads}};
   const std::vector<Dim> dims = shape.N > 1 ? std::vector<Dim>{Dim::n, Dim::k, Dim::h, Dim::w}
                                             : std::vector<Dim>{Dim::k, Dim::h, Dim::w};
   for (Dim d : dims)
@@ -404,6 +404,17 @@ int64_t fused_wino_block(const Shape& shape) {
   return best >= kWinoMinBlock ? best : 0;
 }
 
+int64_t threaded_wino_block(const Shape& shape, int64_t threads) {
+  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_points(shape) * (shape.C + shape.K) * int64_t(sizeof(float));
+  int64_t best = 0, even = 0;
+  for (int64_t b : divisors(tiles))
+    if (b >= kWinoMinBlock && b * tile_bytes <= kWinoBlockBytes && tiles / b >= threads) {
+      best = b;
+      if ((tiles / b) % threads == 0) even = b;
+    }
+  return even ? even : best;
+}
+
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
   if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
@@ -422,10 +433,13 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   if (flat_eligible(shape)) add_choices(sp, table, View{View::flat, 0});
   // config.h Wino(2): the 1x1 microkernels over the tiles of Winograd
   // F(2x2,3x3), 2.25x fewer multiply-adds than the rows' (yolo9000-12 by hand:
-  // 1.88x oneDNN's brgconv). One thread: with --threads > 1 it is left out.
+  // 1.88x oneDNN's brgconv). With --threads > 1: Wino(2,b,threads), the
+  // blocks shared among the threads (View::threads).
   if (threads == 1 && wino_eligible(shape)) {
     add_choices(sp, table, View{View::wino, 0});
     if (const int64_t b = fused_wino_block(shape)) add_choices(sp, table, View{View::wino, b});
+  } else if (wino_eligible(shape)) {
+    if (const int64_t b = threaded_wino_block(shape, threads)) add_choices(sp, table, View{View::wino, b, threads});
   }
   if (!sp.choices.empty()) {
     restrict_to_parallel(sp);

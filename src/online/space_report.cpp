@@ -31,6 +31,10 @@ int64_t busiest_tiles(const Space& sp, const UkChoice& ch, const ParOption& o) {
     else
       tiles *= m / o.on(d);
   }
+  if (ch.view.threads > 1) {  // Wino(2,b,t): the busiest thread's blocks of b tiles
+    const int64_t blocks = sp.shape.N * wino_tiles(sp.shape) / ch.view.block;
+    tiles *= (blocks + ch.view.threads - 1) / ch.view.threads;
+  }
   return tiles;
 }
 
@@ -57,7 +61,8 @@ std::string space_report(const Space& sp, const std::string& layer, const std::s
       ++g.options;
       if (!seen[o.threads()]) ++g.choices, seen[o.threads()] = true;
       const int64_t tiles = busiest_tiles(sp, ch, o);
-      if (g.example.empty() || tiles > g.tiles) g.example = text_of(o) + " with " + ch.text(), g.tiles = tiles;
+      if (g.example.empty() || tiles > g.tiles)  // Wino(2,b,t) has no P: its view says the threads
+        g.example = (o.count > 1 ? text_of(o) + " with " : "") + ch.text(), g.tiles = tiles;
     }
   }
   const double flops = sh.flops();

@@ -85,7 +85,14 @@ std::vector<Config> lifted_configs(const Config& source, const Space& space, siz
     if (s.kind == SpecKind::P) s = Spec{SpecKind::T, s.dim, s.factor};
   std::vector<Config> out;
   if (!space.parallel) {
+    serial.view.threads = 1;
     if (in_space(serial, space)) out.push_back(serial);
+    return out;
+  }
+  if (serial.wino() && serial.view.block > 0) {  // Wino(2,b) takes the threads over its blocks: Wino(2,b,t)
+    Config c = serial;
+    c.view.threads = space.threads;
+    if (in_space(c, space)) out.push_back(c);
     return out;
   }
   const int ci = choice_of(space, serial);

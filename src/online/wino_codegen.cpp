@@ -7,6 +7,8 @@
 // the weights' transform runs once in NAME_pack, in double.
 #include "convtune/online/wino_codegen.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "convtune/offline/ukernel_codegen.h"
@@ -115,12 +117,12 @@ std::string output_body(const Emit& e, const Shape& sh, const WinoTransform& tf,
 
 int64_t wino_weight_floats(const Shape& sh, int64_t lanes) { return wino_points(sh) * sh.padded_K(lanes) * sh.C; }
 
-int64_t wino_packed_floats(const Shape& sh, int64_t lanes, int64_t block) {
-  return wino_weight_floats(sh, lanes) + wino_points(sh) * wino_view(sh, block).H * (sh.C + sh.K);
+int64_t wino_packed_floats(const Shape& sh, int64_t lanes, int64_t block, int64_t threads) {
+  return wino_weight_floats(sh, lanes) + std::max<int64_t>(1, threads) * wino_points(sh) * wino_view(sh, block).H * (sh.C + sh.K);
 }
 
-std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb, int64_t cu, Epilogue ep,
-                      const std::string& fn, const std::string& params, const std::string& gemm) {
+std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t threads, int64_t kb, int64_t cu,
+                      Epilogue ep, const std::string& fn, const std::string& params, const std::string& gemm) {
   const Emit e{isa};
   const int64_t L = isa.lanes, Kp = sh.padded_K(L), C = sh.C, K = sh.K;
   const int64_t TH = (sh.Ho() + 1) / 2, TW = (sh.Wo() + 1) / 2, T = sh.N * TH * TW;
@@ -152,7 +154,8 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
       "    }}\n"
       "  for (long i = {9}; i < {10}; ++i) packed[i] = 0.0f;  /* the scratch: defined before the first call */\n"
       "}}\n\n",
-      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L, block), PT, gtab, tf.name, NP);
+      fn, Kp, C, K, Kp * C, kb, kb * C, cu, cu * kb, U, wino_packed_floats(sh, L, block, threads), PT, gtab, tf.name,
+      NP);
 
   // The input transform: the block's tiles from t0, each patch B^T d B, into v's points^2 planes [B][C].
   const int64_t Cfull = C / L * L, Ctail = C - Cfull;
@@ -214,17 +217,42 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t kb
 
   // The entry point: the scratch follows the transformed weights in the
   // packed buffer. Wino(2,b): block by block, so a block's scratch stays in cache.
+  const std::string gemms =
+      fmt::format("for (long p = 0; p < {0}; ++p) {1}(v + p * {2}, weights + p * {3}, m + p * {4});", NP, gemm,
+                  VPLANE, Kp * C, MPLANE);
+  const std::string out_args = has_bias(ep) ? "bias, residual, " : "";
+  if (threads <= 1) {
+    o += fmt::format(
+        "void {0}({1})\n{{\n"
+        "  float *v = (float *)(weights + {2});  /* scratch: [{7}][{5}][C] */\n"
+        "  float *m = v + {3};                     /* scratch: [{7}][{5}][K] */\n"
+        "  for (long t0 = 0; t0 < {6}; t0 += {5}) {{\n"
+        "    {0}_wino_in(input, v, t0);\n"
+        "    {8}\n"
+        "    {0}_wino_out(m, {4}output, t0);\n"
+        "  }}\n"
+        "}}\n",
+        fn, params, U, NP * VPLANE, out_args, B, T, NP, gemms);
+    return o;
+  }
+  // Wino(2,b,t): thread p runs blocks [p*nb/t, (p+1)*nb/t) with scratch p, so
+  // the threads share nothing they write; one iteration per thread keeps the
+  // split static without omp.h (without -fopenmp the loop runs them in turn).
+  const int64_t nb = T / B, per = NP * (VPLANE + MPLANE);
   o += fmt::format(
       "void {0}({1})\n{{\n"
-      "  float *v = (float *)(weights + {2});  /* scratch: [{11}][{9}][C] */\n"
-      "  float *m = v + {3};                     /* scratch: [{11}][{9}][K] */\n"
-      "  for (long t0 = 0; t0 < {10}; t0 += {9}) {{\n"
-      "    {0}_wino_in(input, v, t0);\n"
-      "    for (long p = 0; p < {11}; ++p) {4}(v + p * {5}, weights + p * {6}, m + p * {7});\n"
-      "    {0}_wino_out(m, {8}output, t0);\n"
+      "#pragma omp parallel for schedule(static, 1) num_threads({9})\n"
+      "  for (long q = 0; q < {9}; ++q) {{\n"
+      "    float *v = (float *)(weights + {2}) + q * {10};  /* thread q's scratch: [{7}][{5}][C] */\n"
+      "    float *m = v + {3};                                /* and [{7}][{5}][K] */\n"
+      "    for (long t0 = q * {6} / {9} * {5}; t0 < (q + 1) * {6} / {9} * {5}; t0 += {5}) {{\n"
+      "      {0}_wino_in(input, v, t0);\n"
+      "      {8}\n"
+      "      {0}_wino_out(m, {4}output, t0);\n"
+      "    }}\n"
       "  }}\n"
       "}}\n",
-      fn, params, U, NP * VPLANE, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "", B, T, NP);
+      fn, params, U, NP * VPLANE, out_args, B, nb, NP, gemms, threads, per);
   return o;
 }
 

@@ -692,10 +692,11 @@ struct WinoCase {
   Epilogue epilogue = Epilogue::none;
   bool lseq = false;  // tile the view's column with an Lseq instead of T
   int64_t block = 0;  // Wino(2,block): the fused order
+  int64_t threads = 1;  // Wino(2,block,threads)
 };
 
-// [Wino(2[,b]), T(.,k), T(.,h), T(.,c), U(cu,c), U(uh,h), U(uk,k), V(k)] over wino_view(s, block).
-Config wino_config(const Shape& s, int lanes, bool lseq, int64_t block = 0) {
+// [Wino(2[,b[,t]]), T(.,k), T(.,h), T(.,c), U(cu,c), U(uh,h), U(uk,k), V(k)] over wino_view(s, block).
+Config wino_config(const Shape& s, int lanes, bool lseq, int64_t block = 0, int64_t threads = 1) {
   const Shape v = wino_view(s, block);
   const int64_t kv = v.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
   const int64_t cu = largest_divisor(v.C, 2), uh = largest_divisor(v.H, 4);
@@ -706,7 +707,7 @@ Config wino_config(const Shape& s, int lanes, bool lseq, int64_t block = 0) {
     u = "U(a,h)";
   }
   return parse_config(fmt::format("[{}, T({},k), {}, T({},c), U({},c), {}, U({},k), V(k)]",
-                                  to_string(View{View::wino, block}), kv / uk, h, v.C / cu, cu, u, uk));
+                                  to_string(View{View::wino, block, threads}), kv / uk, h, v.C / cu, cu, u, uk));
 }
 
 class ConvWino : public ::testing::TestWithParam<std::string> {};
@@ -742,6 +743,30 @@ TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, ConvWino, ::testing::Values(std::string("avx512"), std::string("avx2")));
+
+// Wino(2,b,t): the threads share the blocks, each with its own scratch, on 2
+// CPUs (3 threads oversubscribe them); every output equals the reference and
+// the guard zones around the packed buffer (the scratch) stay untouched.
+TEST(ConvWinoThreads, EqualsReferenceEverywhereOnTwoCpus) {
+  Isa isa = load_isa(cpu_supports(load_isa("avx512")) ? "avx512" : "avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; it needs 2";
+  const WinoCase cases[] = {
+      {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, true, 15, 2},             // 2 blocks, one each
+      {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, false, 6, 2},         // 3 blocks: 1 and 2
+      {"K=20,C=3,H=6,R=3,pad=1", Epilogue::none, false, 1, 2},                      // 9 one-tile blocks: 4 and 5
+      {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias, false, 8, 3},  // stride 2, 3 threads
+  };
+  for (const WinoCase& c : cases) {
+    const Shape shape = parse_shape(c.shape);
+    const Config cfg = wino_config(shape, isa.lanes, c.lseq, c.block, c.threads);
+    std::string src;
+    RunResult r = build_and_run(isa, shape, cfg, &src, 2, c.epilogue);
+    EXPECT_EQ(r.status, "ok") << c.shape << " " << to_string(cfg) << ": " << r.detail;
+    EXPECT_NE(src.find(fmt::format("#pragma omp parallel for schedule(static, 1) num_threads({})", c.threads)),
+              std::string::npos) << src.substr(src.find("void ct_conv("));
+  }
+}
 
 // A wrong transform is a wrong result: the check's tolerance does not hide one.
 TEST(ConvWinoCheck, AWrongTransformIsAWrongResult) {
@@ -779,6 +804,15 @@ TEST(ConvCodegenText, WinoTransformsAndScratch) {
   EXPECT_NE(f.c_source.find("for (long t0 = 0; t0 < 18; t0 += 6) {"), std::string::npos) << f.c_source;
   EXPECT_NE(f.c_source.find("f_gemm(v + p * 18, weights + p * 96, m + p * 120);"), std::string::npos);
   EXPECT_NE(f.header.find("[16][6][C] and [16][6][K], 6 tiles a block"), std::string::npos) << f.header;
+  // Wino(2,b,t): a scratch per thread, thread q's share of the 3 blocks.
+  GeneratedKernel t = generate_conv(isa, {two, wino_config(two, isa.lanes, false, 6, 2), "f", ""});
+  EXPECT_EQ(t.threads, 2);
+  EXPECT_EQ(t.cflags, std::vector<std::string>{"-fopenmp"});
+  EXPECT_EQ(t.packed_floats, 16 * 32 * 3 + 2 * 16 * 6 * (3 + 20));
+  EXPECT_NE(t.c_source.find("float *v = (float *)(weights + 1536) + q * 2208;"), std::string::npos) << t.c_source;
+  EXPECT_NE(t.c_source.find("for (long t0 = q * 3 / 2 * 6; t0 < (q + 1) * 3 / 2 * 6; t0 += 6) {"), std::string::npos);
+  EXPECT_NE(t.header.find("Threads: 2, fixed by Wino(2,b,2)"), std::string::npos) << t.header;
+  EXPECT_NE(t.header.find("6 tiles a block, once per thread (2)"), std::string::npos) << t.header;
   // Stride 2: 25 GEMMs over 5x5 patches whose tiles start 4 inputs apart.
   const Shape s2 = parse_shape("K=20,C=3,H=8,R=3,stride=2,pad=1");  // Ho = 4: 2x2 tiles
   GeneratedKernel p = generate_conv(isa, {s2, wino_config(s2, isa.lanes, false), "f", ""});

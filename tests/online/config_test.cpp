@@ -85,7 +85,8 @@ TEST(Config, RoundTrip) {
         std::string("[T(2,k), T(256,c), U(3,s), V(k), F(s), Pf(w)]"), std::string("[T(2,c), T(2,c), V(k), Pf(w)]"),
         std::string("[T(2,c), T(2,c), V(k), Pf(o)]"), std::string("[T(2,c), U(3,s), V(k), F(s), Pf(w), Pf(o)]"),
         std::string("[T(2,c), V(k), Nt(o)]"), std::string("[T(2,c), U(3,s), V(k), F(r), Pf(w), Pf(o), Nt(o)]"),
-        std::string("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k), Pf(w)]")}) {
+        std::string("[Flat(hw), T(32,k), Lseq(h,[(15,3),(2,2)]), T(256,c), U(a,h), U(2,k), V(k), Pf(w)]"),
+        std::string("[Wino(2,68,2), T(2,k), Lseq(h,[(6,7),(2,13)]), T(16,c), U(2,c), U(a,h), U(2,k), V(k)]")}) {
     Config c = parse_config(text);
     EXPECT_EQ(to_string(c), text);
     EXPECT_EQ(parse_config(to_string(c)), c);
@@ -334,6 +335,14 @@ TEST(Config, WinoParseErrors) {
   EXPECT_EQ(parse_error("[Wino(2,17)]"),
             "config: at column 12: expected ',' after Wino(2,17) (the loops follow it), got ']'");
   EXPECT_EQ(parse_error("[Flat(hw,2), V(k)]"), "config: at column 9: expected ')' to close the specifier, got ','");
+  // Wino(2,b,t): t threads share the blocks; t = 1 is Wino(2,b).
+  const Config t = parse_config("[Wino(2,17, 2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
+  EXPECT_EQ(t.view, (View{View::wino, 17, 2}));
+  EXPECT_EQ(to_string(t), "[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
+  EXPECT_EQ(parse_config("[Wino(2,17,1), V(k)]").view, (View{View::wino, 17}));
+  EXPECT_EQ(parse_error("[Wino(2,17,0), V(k)]"),
+            "config: at column 12: 0 threads in Wino(2,b,t); write Wino(2,b) for the calling thread or t >= 2");
+  EXPECT_EQ(parse_error("[Wino(2,17,2,2), V(k)]"), "config: at column 13: expected ')' to close the specifier, got ','");
 }
 
 TEST(Validate, Wino) {
@@ -349,7 +358,16 @@ TEST(Validate, Wino) {
             "config: dimension r: tile factors multiply to 3 but the problem size is 1; every dimension must be "
             "covered exactly (000 §3.3 divisibility)");
   EXPECT_EQ(check("[Wino(2), P(2,k), T(4,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
-            "config: Wino(2) runs on one thread; drop its P loops or drop Wino(2)");
+            "config: Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write "
+            "Wino(2,b,t)");
+  // Wino(2,b,t): t threads over the 289 / 17 = 17 blocks; no more threads than blocks.
+  EXPECT_EQ(check("[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l), "no error");
+  EXPECT_EQ(config_threads(parse_config("[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]")), 2);
+  EXPECT_EQ(check("[Wino(2,17,18), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
+            "config: Wino(2,17,18): 18 threads but 17 blocks of 17 tiles; give at most 17 threads or a smaller block");
+  EXPECT_EQ(check("[Wino(2,17,2), P(2,k), T(4,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
+            "config: Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write "
+            "Wino(2,b,t)");
   // Stride 2 (resnet18-10: 7x7 outputs, 4x4 = 16 tiles): the polyphase transform.
   EXPECT_EQ(check("[Wino(2), T(4,k), T(16,h), T(256,c), U(8,k), V(k)]", "resnet18-10"), "no error");
   EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(8,k), V(k)]", "resnet18-10"),

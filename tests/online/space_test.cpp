@@ -311,7 +311,7 @@ TEST(Space, PairsAreEveryDividingCombinationInOrder) {
     // The rows' Ho = H, then the same over the Flat(hw) view (config.h):
     // Ho*Wo = H*H pixels in one column.
     std::vector<std::string> want;
-    for (const auto& [P, view] : {std::pair<int, std::string>{H, ""}, {H * H, "flat "}})
+    for (const auto& [P, view] : {std::pair<int, std::string>{H, ""}, {H * H, "Flat(hw) "}})
       for (int h1 : {3, 4, 6})
         for (int h2 : {3, 4, 6}) {
           if (h2 <= h1) continue;
@@ -377,10 +377,10 @@ TEST(Space, FlatChoicesTileTheOutputPixelsAsOneColumn) {
   std::vector<std::string> texts;
   for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
   EXPECT_EQ(texts, (std::vector<std::string>{
-                       "k2c1w7h1r1s1", "k4c1w1h{2x2+1x3}r1s1", "flat k4c1w1h{2x2+1x3}r1s1", "flat k4c1w1h{2x2+15x3}r1s1",
-                       "flat k4c1w1h{5x2+13x3}r1s1", "flat k4c1w1h{8x2+11x3}r1s1", "flat k4c1w1h{11x2+9x3}r1s1",
-                       "flat k4c1w1h{14x2+7x3}r1s1", "flat k4c1w1h{17x2+5x3}r1s1", "flat k4c1w1h{20x2+3x3}r1s1",
-                       "flat k4c1w1h{23x2+1x3}r1s1"}));
+                       "k2c1w7h1r1s1", "k4c1w1h{2x2+1x3}r1s1", "Flat(hw) k4c1w1h{2x2+1x3}r1s1", "Flat(hw) k4c1w1h{2x2+15x3}r1s1",
+                       "Flat(hw) k4c1w1h{5x2+13x3}r1s1", "Flat(hw) k4c1w1h{8x2+11x3}r1s1", "Flat(hw) k4c1w1h{11x2+9x3}r1s1",
+                       "Flat(hw) k4c1w1h{14x2+7x3}r1s1", "Flat(hw) k4c1w1h{17x2+5x3}r1s1", "Flat(hw) k4c1w1h{20x2+3x3}r1s1",
+                       "Flat(hw) k4c1w1h{23x2+1x3}r1s1"}));
   std::mt19937_64 rng(3);
   EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::flat, 0}), 250, 50);  // half, though 9 of the 11 choices are flat
   // The same Lseq without Flat(hw) is another choice (2 + 2 + 3 rows of each
@@ -406,7 +406,7 @@ TEST(Space, WinoChoicesTileTheTiles) {
   std::vector<std::string> texts;
   for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
   // w = 7 and r = s = 3 fit the rows only: the view is one column of 1x1 GEMMs.
-  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w7h1r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1"}))
+  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w7h1r1s1", "k4c1w1h7r3s3", "Wino(2) k4c1w1h7r1s1"}))
       << sp.note;
   std::mt19937_64 rng(3);
   EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 0}), 250, 50);
@@ -417,8 +417,45 @@ TEST(Space, WinoChoicesTileTheTiles) {
   std::vector<std::string> s2;
   for (const UkChoice& ch : build_space(parse_shape("K=32,C=4,H=28,R=3,stride=2,pad=1"), t, 8).choices)
     if (ch.view.kind == View::wino) s2.push_back(ch.text());
-  EXPECT_EQ(s2, (std::vector<std::string>{"wino k4c1w1h7r1s1"}));
+  EXPECT_EQ(s2, (std::vector<std::string>{"Wino(2) k4c1w1h7r1s1"}));
+  // --threads 2: 49 tiles have no block of 16 or more that leaves 2 blocks.
   for (const UkChoice& ch : build_space(sh, t, 8, 2).choices) EXPECT_NE(ch.view.kind, View::wino) << "--threads 2";
+}
+
+// Wino(2,b,t) (config.h): with --threads t the space offers the blocks shared
+// among the threads, each block's scratch within kWinoBlockBytes, a multiple
+// of t blocks where one exists (resnet18-2: 784 tiles in 14 blocks of 56).
+// Its candidates carry no P loop, and map back through the coordinate view.
+TEST(Space, ThreadedWinoSharesTheBlocks) {
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 2), 56);
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 4), 49);  // 16 blocks; 14 of 56 leave 2 threads a block less
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 3), 56);  // no count of blocks divides by 3: the largest
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-9"), 2), 0);   // 49 tiles: blocks of 7 are below kWinoMinBlock
+  EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=14,R=3,pad=1"), 2), 0);  // 49 tiles again
+  // 32x32 tiles of 16 * 36 floats: at most 227 a block, so 8 blocks of 128.
+  EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=64,R=3,pad=1"), 2), 128);
+  ClassTable t = table_of({uk_record(uk(4, 1, 1, 7), 95), uk_record(uk(4, 1, 1, 7, 3, 3), 90)});
+  const Shape sh = zoo_layer("resnet18-2");
+  Space sp = build_space(sh, t, 8, 2);
+  std::vector<std::string> texts;
+  for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
+  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w1h7r3s3", "Wino(2,56,2) k4c1w1h7r1s1"})) << sp.note;
+  std::mt19937_64 rng(7);
+  const CoordinateView v(sp);
+  int wino = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Config c = sample_config(sp, rng);
+    EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+    EXPECT_EQ(config_threads(c), 2) << to_string(c);
+    const std::optional<Point> p = v.from_config(c);
+    ASSERT_TRUE(p) << to_string(c);
+    EXPECT_EQ(v.to_config(*p), c);
+    if (!c.wino()) continue;
+    ++wino;
+    EXPECT_EQ(c.view, (View{View::wino, 56, 2})) << to_string(c);
+    for (const Spec& s : c.specs) EXPECT_NE(s.kind, SpecKind::P) << to_string(c);
+  }
+  EXPECT_GT(wino, 50);
 }
 
 // Wino(2,b) (config.h): where all tiles' scratch outgrows kWinoBlockBytes,
@@ -437,8 +474,8 @@ TEST(Space, FusedWinoBlocksFitTheScratchBudget) {
   Space sp = build_space(sh, t, 8);
   std::vector<std::string> texts;
   for (const UkChoice& ch : sp.choices) texts.push_back(ch.text());
-  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w1h7r3s3", "wino k4c1w1h7r1s1",
-                                             "wino/56 k4c1w1h7r1s1"}))
+  EXPECT_EQ(texts, (std::vector<std::string>{"k4c1w1h7r1s1", "k4c1w1h7r3s3", "Wino(2) k4c1w1h7r1s1",
+                                             "Wino(2,56) k4c1w1h7r1s1"}))
       << sp.note;
   std::mt19937_64 rng(5);
   EXPECT_NEAR(sampled_in_view(sp, sh, rng, View{View::wino, 56}), 167, 45);

@@ -57,6 +57,24 @@ TEST(WarmStart, LoopsAtOneGoAndParallelSourcesAreSerialised) {
   EXPECT_FALSE(lifted_configs(kSerial, many).empty());
 }
 
+// Wino(2,b) lifts to Wino(2,b,t): the threads share its blocks, its loops
+// stay; the 2-thread Wino(2,b,2) goes back to Wino(2,b) on one thread.
+// resnet18-2: 784 tiles, blocks of 56 both ways (space_test.cpp).
+TEST(WarmStart, WinoBlocksGoToTheThreads) {
+  const ClassTable t = test::table_of({uk_record(uk(4, 1, 1, 7), 95)});
+  const Shape sh = zoo_layer("resnet18-2");
+  const Config one = parse_config("[Wino(2,56), T(2,k), T(8,h), T(64,c), U(7,h), U(4,k), V(k)]");
+  EXPECT_EQ(texts(lifted_configs(one, build_space(sh, t, 8, 2))),
+            (std::vector<std::string>{"[Wino(2,56,2), T(2,k), T(8,h), T(64,c), U(7,h), U(4,k), V(k)]"}));
+  EXPECT_EQ(texts(lifted_configs(parse_config("[Wino(2,56,2), T(2,k), T(8,h), T(64,c), U(7,h), U(4,k), V(k)]"),
+                                 build_space(sh, t, 8, 1))),
+            (std::vector<std::string>{"[Wino(2,56), T(2,k), T(8,h), T(64,c), U(7,h), U(4,k), V(k)]"}));
+  // Wino(2), all tiles one block, has no blocks to share.
+  EXPECT_TRUE(lifted_configs(parse_config("[Wino(2), T(2,k), T(112,h), T(64,c), U(7,h), U(4,k), V(k)]"),
+                             build_space(sh, t, 8, 2))
+                  .empty());
+}
+
 // A source whose microkernel this space does not have lifts to nothing.
 TEST(WarmStart, AnotherMicrokernelLiftsToNothing) {
   const Space two = build_space(kShape, one_microkernel_table(), 16, 2);

@@ -92,7 +92,8 @@
 // different rounding (it stays within the one output check's tolerance).
 // At stride 2 the transform is F(2x2,3x3)'s polyphase form (5x5 patches, 25
 // GEMMs against 36 direct products; wino_transform.h).
-// Only for 3x3 filters at stride 1 or 2 (wino_eligible); one thread (no P). The
+// Only for 3x3 filters at stride 1 or 2 (wino_eligible); no P loops: Wino(2,b,t)
+// runs the blocks on t threads (View::threads). The
 // tail's switches act on the GEMMs: Nt(o) streams their output to the scratch.
 // Wino(2,b) is the fused order (NNPACK's "block-based" one): the input
 // transform, the 16 GEMMs and the output transform run b tiles at a time, so
@@ -145,7 +146,11 @@ struct View {
   // fused order), so the scratch is a block's, not the image's; 0: all tiles
   // in one block (Wino(2), the non-fused order).
   int64_t block = 0;
-  bool operator==(const View& o) const { return kind == o.kind && block == o.block; }
+  // Wino(2,b,t): t threads take the blocks, a contiguous share each, every
+  // thread with its own scratch (issue 12 for Winograd: a P loop inside the
+  // GEMMs would start a team per GEMM call, 16 per block). 1: the caller's thread.
+  int64_t threads = 1;
+  bool operator==(const View& o) const { return kind == o.kind && block == o.block && threads == o.threads; }
   bool operator!=(const View& o) const { return !(*this == o); }
 };
 
@@ -187,7 +192,7 @@ inline Shape tiled_shape(const Config& c, const Shape& s) { return view_shape(c.
 
 /// Canonical one-line text form (see the header comment).
 std::string to_string(const Spec& s);
-/// "" (rows), "Flat(hw)", "Wino(2)" or "Wino(2,b)".
+/// "" (rows), "Flat(hw)", "Wino(2)", "Wino(2,b)" or "Wino(2,b,t)" (t >= 2).
 std::string to_string(const View& v);
 std::string to_string(const Config& c);
 
@@ -229,7 +234,8 @@ int prefetch_loop(const Config& c);
 ///  - Flat(hw) only on a flat_eligible shape; the divisibility rules then
 ///    apply to flat_view(shape) (one output column: w is covered by 1);
 ///  - Wino(2) only on a wino_eligible shape, without P; Wino(2,b) with b
-///    dividing the tiles and below their count; the divisibility rules then
+///    dividing the tiles and below their count; Wino(2,b,t) with t no more
+///    than the tiles / b blocks; the divisibility rules then
 ///    apply to wino_view(shape, b).
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);

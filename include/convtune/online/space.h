@@ -27,7 +27,8 @@ struct UkChoice {
   View view;  // tiles view_shape(view, shape) (config.h): h counts rows, Ho*Wo pixels (Flat(hw)) or 2x2 tiles (Wino(2))
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
   int64_t h_extent() const { return pair ? a * uk.h + b * uk2.h : uk.h; }
-  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", "flat ", "wino " or "wino/68 " before it for those views
+  /// "k2c1w1h11r3s3" or "k2c1w1h{2x11+1x12}r3s3", with the view as a configuration spells it
+  /// before it ("Flat(hw) ", "Wino(2) ", "Wino(2,68) ", "Wino(2,68,2) ")
   std::string text() const;
 };
 
@@ -95,6 +96,12 @@ constexpr int64_t kWinoMinBlock = 16;
 /// 0 when all tiles fit already (Wino(2) is then the fused order) or when that
 /// block would be below kWinoMinBlock tiles.
 int64_t fused_wino_block(const Shape& shape);
+/// The block the space offers for Wino(2,b,threads): the most tiles whose
+/// scratch fits kWinoBlockBytes (each thread's is in its own core's L2) and
+/// that leaves at least `threads` blocks, a multiple of `threads` where one
+/// exists (no thread idles for the last block); 0 when every such block is
+/// below kWinoMinBlock tiles.
+int64_t threaded_wino_block(const Shape& shape, int64_t threads);
 
 /// Builds the space: the choices that divide the shape, then, on a
 /// flat_eligible shape, those that divide flat_view(shape) (flat); at one

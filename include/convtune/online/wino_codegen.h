@@ -20,8 +20,8 @@ namespace convtune {
 /// [16][Kp/kb][C/cu][cu][kb] (16 blocks of the view's packing), then the
 /// scratch the call writes: the transformed input [16][B][C] and the GEMMs'
 /// output [16][B][K], B = wino_view(shape, block).H tiles (block 0: all
-/// N * wino_tiles(shape) of them).
-int64_t wino_packed_floats(const Shape& shape, int64_t lanes, int64_t block);
+/// N * wino_tiles(shape) of them), once per thread (Wino(2,b,t)).
+int64_t wino_packed_floats(const Shape& shape, int64_t lanes, int64_t block, int64_t threads = 1);
 
 /// The transformed weights' floats (where the scratch begins).
 int64_t wino_weight_floats(const Shape& shape, int64_t lanes);
@@ -32,8 +32,9 @@ int64_t wino_weight_floats(const Shape& shape, int64_t lanes);
 /// `params`, which per block of B tiles (Wino(2,block); 0: one block) runs the
 /// input transform, calls `gemm` (a static function over one of the 16
 /// points: input [B][C], packed weights, output [B][K]) 16 times and runs the
-/// output transform, which applies the epilogue.
-std::string emit_wino(const Isa& isa, const Shape& shape, int64_t block, int64_t kb, int64_t cu, Epilogue epilogue,
-                      const std::string& fn, const std::string& params, const std::string& gemm);
+/// output transform, which applies the epilogue. With threads > 1 an OpenMP
+/// loop gives each thread a contiguous share of the blocks and its own scratch.
+std::string emit_wino(const Isa& isa, const Shape& shape, int64_t block, int64_t threads, int64_t kb, int64_t cu,
+                      Epilogue epilogue, const std::string& fn, const std::string& params, const std::string& gemm);
 
 }  // namespace convtune
