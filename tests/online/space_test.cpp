@@ -431,6 +431,8 @@ TEST(Space, ThreadedWinoSharesTheBlocks) {
   EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 4), 49);  // 16 blocks; 14 of 56 leave 2 threads a block less
   EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 3), 56);  // no count of blocks divides by 3: the largest
   EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-9"), 2), 0);   // 49 tiles: blocks of 7 are below kWinoMinBlock
+  EXPECT_EQ(threaded_wino_block(zoo_layer("yolo9000-12"), 2), 17);  // 17 x 32 KiB: none fits, the smallest past it
+  EXPECT_EQ(threaded_wino_block(zoo_layer("yolo9000-4"), 2), 34);   // 136 blocks of 34 x 12 KiB
   EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=14,R=3,pad=1"), 2), 0);  // 49 tiles again
   // 32x32 tiles of 16 * 36 floats: at most 227 a block, so 8 blocks of 128.
   EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=64,R=3,pad=1"), 2), 128);
@@ -603,16 +605,25 @@ TEST(Space, ThreadsTwoPutsOneValidParallelLoopOutermost) {
   Space sp = build_space(sh, yolo_table(), 16, 2);
   ASSERT_TRUE(sp.parallel);
   EXPECT_EQ(sp.threads, 2);
-  // Each has a P; only the Winograd view, one thread's, is left out.
-  size_t one_thread = 0;
+  // Each has a P, but the Winograd view's: one thread's Wino(2) becomes
+  // Wino(2,17,2), the threads over its 17 blocks (ThreadedWinoSharesTheBlocks).
+  size_t one_thread = 0, threaded = 0;
   for (const UkChoice& ch : build_space(sh, yolo_table(), 16).choices) one_thread += ch.view.kind != View::wino;
-  EXPECT_EQ(sp.choices.size(), one_thread);
+  for (const UkChoice& ch : sp.choices) threaded += ch.view == View{View::wino, 17, 2};
+  EXPECT_GT(threaded, 0u);
+  EXPECT_EQ(sp.choices.size(), one_thread + threaded);
   std::mt19937_64 rng(7);
   std::set<char> dims;
   int lseq = 0;
   for (int i = 0; i < 2000; ++i) {
     Config c = sample_config(sp, rng);
     ASSERT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    if (c.wino()) {
+      EXPECT_EQ(c.view, (View{View::wino, 17, 2})) << to_string(c);
+      EXPECT_EQ(config_threads(c), 2) << to_string(c);
+      for (const Spec& s : c.specs) ASSERT_NE(s.kind, SpecKind::P) << to_string(c);
+      continue;
+    }
     ASSERT_EQ(c.specs[0].kind, SpecKind::P) << to_string(c);
     EXPECT_EQ(c.specs[0].factor, 2) << to_string(c);
     EXPECT_EQ(config_threads(c), 2) << to_string(c);

@@ -109,7 +109,9 @@ TEST(Coordinates, StepsYieldOnlyValidConfigurations) {
       Config c = v.to_config(p);
       ASSERT_NO_THROW(validate_config(c, sp.shape, 16)) << name << ": " << to_string(c);
       ASSERT_EQ(choice_of(sp, c), p.choice) << to_string(c);
-      ASSERT_EQ(c.specs[0].kind == SpecKind::P, sp.parallel) << name << ": " << to_string(c);
+      // Threads come from a P outermost, or from Wino(2,b,t) (with no P).
+      ASSERT_EQ(c.specs[0].kind == SpecKind::P || c.view.threads > 1, sp.parallel) << name << ": " << to_string(c);
+      if (c.wino() && sp.parallel) EXPECT_EQ(c.view.threads, sp.threads) << name << ": " << to_string(c);
       ASSERT_EQ(v.from_config(c).has_value(), true) << to_string(c);
       ++checked;
     };

@@ -99,8 +99,8 @@ int64_t fused_wino_block(const Shape& shape);
 /// The block the space offers for Wino(2,b,threads): the most tiles whose
 /// scratch fits kWinoBlockBytes (each thread's is in its own core's L2) and
 /// that leaves at least `threads` blocks, a multiple of `threads` where one
-/// exists (no thread idles for the last block); 0 when every such block is
-/// below kWinoMinBlock tiles.
+/// exists (no thread idles for the last block); else the fewest tiles past the
+/// budget; 0 when every block of at least `threads` is below kWinoMinBlock tiles.
 int64_t threaded_wino_block(const Shape& shape, int64_t threads);
 
 /// Builds the space: the choices that divide the shape, then, on a
