@@ -582,6 +582,9 @@ void check_wino(const Config& c, const Shape& shape) {
     reject(fmt::format("Wino(2,{}): the block must divide the {} tiles and be fewer; pick a divisor of {} below it "
                        "or write Wino(2) for one block",
                        b, tiles, tiles));
+  if (b == 0 && c.view.threads > 1)  // the text cannot say it (Wino(2,b,t)); a View built in code can
+    reject(fmt::format("Wino(2) on {} threads needs blocks to share: write Wino(2,b,{})", c.view.threads,
+                       c.view.threads));
   if (b > 0 && c.view.threads > tiles / b)
     reject(fmt::format("{}: {} threads but {} blocks of {} tiles; give at most {} threads or a smaller block",
                        to_string(c.view), c.view.threads, tiles / b, b, tiles / b));

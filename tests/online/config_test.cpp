@@ -365,6 +365,10 @@ TEST(Validate, Wino) {
   EXPECT_EQ(config_threads(parse_config("[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]")), 2);
   EXPECT_EQ(check("[Wino(2,17,18), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
             "config: Wino(2,17,18): 18 threads but 17 blocks of 17 tiles; give at most 17 threads or a smaller block");
+  Config unblocked = parse_config("[Wino(2), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]");
+  unblocked.view.threads = 2;
+  EXPECT_EQ(error_of([&] { validate_config(unblocked, zoo_layer(l), 16); }),
+            "config: Wino(2) on 2 threads needs blocks to share: write Wino(2,b,2)");
   EXPECT_EQ(check("[Wino(2,17,2), P(2,k), T(4,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
             "config: Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write "
             "Wino(2,b,t)");
