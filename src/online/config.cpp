@@ -231,25 +231,21 @@ class Parser {
                        wino ? "Wino(2) is Winograd F(2x2,3x3)" : "Flat(hw) tiles the Ho*Wo output pixels as one column"));
     i_ += arg.size();
     v.kind = wino ? View::wino : View::flat;
-    if (wino && peek() == ',') {
+    // ",n" at the cursor, n >= 1; a 0 is `at_zero`, at the number's column.
+    auto count = [&](const char* at_zero) {
       ++i_;
       peek();
       const size_t at = i_;
-      v.block = number();
-      if (v.block < 1) {
+      const int64_t n = number();
+      if (n < 1) {
         i_ = at;
-        fail("a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
+        fail(at_zero);
       }
-      if (peek() == ',') {
-        ++i_;
-        peek();
-        const size_t t_at = i_;
-        v.threads = number();
-        if (v.threads < 1) {
-          i_ = t_at;
-          fail("0 threads in Wino(2,b,t); write Wino(2,b) for the calling thread or t >= 2");
-        }
-      }
+      return n;
+    };
+    if (wino && peek() == ',') {
+      v.block = count("a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
+      if (peek() == ',') v.threads = count("0 threads in Wino(2,b,t); write Wino(2,b) for the calling thread or t >= 2");
     }
     expect(')', "to close the specifier");
     expect(',', fmt::format("after {} (the loops follow it)", to_string(v)).c_str());
