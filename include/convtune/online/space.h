@@ -64,7 +64,8 @@ struct Space {
   /// exceeds it adds P(m,d,N): all m iterations on N threads, chunks differing
   /// by one iteration (yolo9000-23 at 2 threads: Ho = Wo = 17). Choices with
   /// no option are left out (they would run on one core); when none has one,
-  /// the space has no P and says so in `note`.
+  /// the space has no P and says so in `note`. A Wino(2,b,N) choice has no
+  /// P: its one option is N threads over its blocks (count 1, threads1 N).
   int threads = 1;
   std::vector<UkChoice> choices;
   /// Empty, or one line saying that the fallback microkernel was used and
@@ -106,7 +107,9 @@ int64_t threaded_wino_block(const Shape& shape, int64_t threads);
 /// Builds the space: the choices that divide the shape, then, on a
 /// flat_eligible shape, those that divide flat_view(shape) (flat); at one
 /// thread on a wino_eligible shape, those that divide wino_view(shape) and,
-/// where fused_wino_block gives a block, wino_view(shape, block). Throws
+/// where fused_wino_block gives a block, wino_view(shape, block); at more
+/// threads, those that divide wino_view(shape, threaded_wino_block(shape,
+/// threads)), as Wino(2,b,threads) (their ParOption: the threads, no P). Throws
 /// Error when no microkernel at all fits the shape, saying which microkernel
 /// the ISA admits that would (profile it) or, when none would, which output
 /// dimensions leave too few accumulators.
