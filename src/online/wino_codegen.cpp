@@ -217,42 +217,39 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
 
   // The entry point: the scratch follows the transformed weights in the
   // packed buffer. Wino(2,b): block by block, so a block's scratch stays in cache.
-  const std::string gemms =
-      fmt::format("for (long p = 0; p < {0}; ++p) {1}(v + p * {2}, weights + p * {3}, m + p * {4});", NP, gemm,
-                  VPLANE, Kp * C, MPLANE);
-  const std::string out_args = has_bias(ep) ? "bias, residual, " : "";
-  if (threads <= 1) {
-    o += fmt::format(
-        "void {0}({1})\n{{\n"
-        "  float *v = (float *)(weights + {2});  /* scratch: [{7}][{5}][C] */\n"
-        "  float *m = v + {3};                     /* scratch: [{7}][{5}][K] */\n"
-        "  for (long t0 = 0; t0 < {6}; t0 += {5}) {{\n"
-        "    {0}_wino_in(input, v, t0);\n"
-        "    {8}\n"
-        "    {0}_wino_out(m, {4}output, t0);\n"
-        "  }}\n"
-        "}}\n",
-        fn, params, U, NP * VPLANE, out_args, B, T, NP, gemms);
-    return o;
-  }
-  // Wino(2,b,t): thread p runs blocks [p*nb/t, (p+1)*nb/t) with scratch p, so
+  auto block_steps = [&](const std::string& ind) {  // the three steps of the block at t0
+    return fmt::format(
+        "{0}{1}_wino_in(input, v, t0);\n"
+        "{0}for (long p = 0; p < {2}; ++p) {3}(v + p * {4}, weights + p * {5}, m + p * {6});\n"
+        "{0}{1}_wino_out(m, {7}output, t0);\n",
+        ind, fn, NP, gemm, VPLANE, Kp * C, MPLANE, has_bias(ep) ? "bias, residual, " : "");
+  };
+  if (threads <= 1)
+    return o + fmt::format(
+                   "void {0}({1})\n{{\n"
+                   "  float *v = (float *)(weights + {2});  /* scratch: [{4}][{5}][C] */\n"
+                   "  float *m = v + {3};                     /* scratch: [{4}][{5}][K] */\n"
+                   "  for (long t0 = 0; t0 < {6}; t0 += {5}) {{\n"
+                   "{7}"
+                   "  }}\n"
+                   "}}\n",
+                   fn, params, U, NP * VPLANE, NP, B, T, block_steps("    "));
+  // Wino(2,b,t): thread q runs blocks [q*nb/t, (q+1)*nb/t) with scratch q, so
   // the threads share nothing they write; one iteration per thread keeps the
   // split static without omp.h (without -fopenmp the loop runs them in turn).
   const int64_t nb = T / B, per = NP * (VPLANE + MPLANE);
   o += fmt::format(
       "void {0}({1})\n{{\n"
-      "#pragma omp parallel for schedule(static, 1) num_threads({9})\n"
-      "  for (long q = 0; q < {9}; ++q) {{\n"
-      "    float *v = (float *)(weights + {2}) + q * {10};  /* thread q's scratch: [{7}][{5}][C] */\n"
-      "    float *m = v + {3};                                /* and [{7}][{5}][K] */\n"
-      "    for (long t0 = q * {6} / {9} * {5}; t0 < (q + 1) * {6} / {9} * {5}; t0 += {5}) {{\n"
-      "      {0}_wino_in(input, v, t0);\n"
-      "      {8}\n"
-      "      {0}_wino_out(m, {4}output, t0);\n"
+      "#pragma omp parallel for schedule(static, 1) num_threads({7})\n"
+      "  for (long q = 0; q < {7}; ++q) {{\n"
+      "    float *v = (float *)(weights + {2}) + q * {8};  /* thread q's scratch: [{4}][{5}][C] */\n"
+      "    float *m = v + {3};                                /* and [{4}][{5}][K] */\n"
+      "    for (long t0 = q * {6} / {7} * {5}; t0 < (q + 1) * {6} / {7} * {5}; t0 += {5}) {{\n"
+      "{9}"
       "    }}\n"
       "  }}\n"
       "}}\n",
-      fn, params, U, NP * VPLANE, out_args, B, nb, NP, gemms, threads, per);
+      fn, params, U, NP * VPLANE, NP, B, nb, threads, per, block_steps("      "));
   return o;
 }
 
