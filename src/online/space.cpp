@@ -395,8 +395,17 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
     for (const auto& [a, b] : c.counts) sp.choices.push_back(pair_choice(*c.m1, *c.m2, a, b, view));
 }
 
+namespace {
+
+// One tile's scratch: its transformed input and the GEMMs' output, every point.
+int64_t wino_tile_bytes(const Shape& shape) {
+  return wino_points(shape) * (shape.C + shape.K) * int64_t(sizeof(float));
+}
+
+}  // namespace
+
 int64_t fused_wino_block(const Shape& shape) {
-  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_points(shape) * (shape.C + shape.K) * int64_t(sizeof(float));
+  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_tile_bytes(shape);
   if (tiles * tile_bytes <= kWinoBlockBytes) return 0;  // the whole scratch fits already: Wino(2) is the fused order
   int64_t best = 0;
   for (int64_t b : divisors(tiles))
@@ -405,7 +414,7 @@ int64_t fused_wino_block(const Shape& shape) {
 }
 
 int64_t threaded_wino_block(const Shape& shape, int64_t threads) {
-  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_points(shape) * (shape.C + shape.K) * int64_t(sizeof(float));
+  const int64_t tiles = shape.N * wino_tiles(shape), tile_bytes = wino_tile_bytes(shape);
   int64_t best = 0, even = 0, over = 0;
   for (int64_t b : divisors(tiles)) {
     if (b < kWinoMinBlock || tiles / b < threads) continue;
