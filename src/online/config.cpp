@@ -93,6 +93,11 @@ Shape wino_view(const Shape& s, int64_t block) {
   return v;
 }
 
+int64_t wino_blocks(const Shape& s, int64_t block) {
+  const int64_t tiles = s.N * wino_tiles(s);
+  return block > 0 ? (tiles + block - 1) / block : 1;
+}
+
 Shape view_shape(const View& v, const Shape& s) {
   switch (v.kind) {
     case View::rows: return s;
@@ -563,8 +568,9 @@ void check_flat(const Config& c, const Shape& shape) {
 }
 
 // Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 or 2 (wino_transform.h); its GEMMs are
-// scratch for one thread's output transform. Wino(2,b): whole blocks of b
-// tiles, more than one of them (one block is Wino(2)).
+// scratch for one thread's output transform. Wino(2,b): blocks of b tiles,
+// more than one of them (one block is Wino(2)), the last one short where b
+// does not divide the tiles.
 void check_wino(const Config& c, const Shape& shape) {
   if (!c.wino()) return;
   if (!wino_eligible(shape))
@@ -574,16 +580,17 @@ void check_wino(const Config& c, const Shape& shape) {
     if (s.kind == SpecKind::P && s.factor > 1)
       reject("Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write Wino(2,b,t)");
   const int64_t tiles = shape.N * wino_tiles(shape), b = c.view.block;
-  if (b > 0 && (tiles % b != 0 || b >= tiles))
-    reject(fmt::format("Wino(2,{}): the block must divide the {} tiles and be fewer; pick a divisor of {} below it "
-                       "or write Wino(2) for one block",
-                       b, tiles, tiles));
+  if (b >= tiles)
+    reject(fmt::format("Wino(2,{}): a block must hold fewer than the {} tiles; pick a smaller block or write "
+                       "Wino(2) for one block",
+                       b, tiles));
   if (b == 0 && c.view.threads > 1)  // the text cannot say it (Wino(2,b,t)); a View built in code can
     reject(fmt::format("Wino(2) on {} threads needs blocks to share: write Wino(2,b,{})", c.view.threads,
                        c.view.threads));
-  if (b > 0 && c.view.threads > tiles / b)
+  const int64_t blocks = wino_blocks(shape, b);
+  if (b > 0 && c.view.threads > blocks)
     reject(fmt::format("{}: {} threads but {} blocks of {} tiles; give at most {} threads or a smaller block",
-                       to_string(c.view), c.view.threads, tiles / b, b, tiles / b));
+                       to_string(c.view), c.view.threads, blocks, b, blocks));
 }
 
 // Pf(w): the next iteration of a k or c loop is what it prefetches.

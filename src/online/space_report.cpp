@@ -32,7 +32,7 @@ int64_t busiest_tiles(const Space& sp, const UkChoice& ch, const ParOption& o) {
       tiles *= m / o.on(d);
   }
   if (ch.view.threads > 1) {  // Wino(2,b,t): the busiest thread's blocks of b tiles
-    const int64_t blocks = sp.shape.N * wino_tiles(sp.shape) / ch.view.block;
+    const int64_t blocks = wino_blocks(sp.shape, ch.view.block);
     tiles *= (blocks + ch.view.threads - 1) / ch.view.threads;
   }
   return tiles;

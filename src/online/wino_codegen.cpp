@@ -127,6 +127,9 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
   const int64_t L = isa.lanes, Kp = sh.padded_K(L), C = sh.C, K = sh.K;
   const int64_t TH = (sh.Ho() + 1) / 2, TW = (sh.Wo() + 1) / 2, T = sh.N * TH * TW;
   const int64_t B = wino_view(sh, block).H;  // tiles per block: the GEMMs' column
+  // A short last block (B does not divide T): its GEMMs run all B rows, on
+  // whatever the scratch holds past the last tile, and those rows are dropped.
+  const std::string past_last = T % B ? fmt::format("    if (t0 + t >= {}) break;  /* the short last block */\n", T) : "";
   const int64_t U = wino_weight_floats(sh, L), VPLANE = B * C, MPLANE = B * K;
   std::string o;
 
@@ -163,6 +166,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
       "#define VPLANE {5}\n"
       "static void {0}_wino_in(const float *restrict input, float *restrict v, long t0)\n{{\n"
       "  for (long t = 0; t < {1}; ++t) {{\n"
+      "{12}"
       "    const long n = (t0 + t) / {9}, ty = (t0 + t) / {3} % {2}, tx = (t0 + t) % {3};\n"
       "    const long y0 = {10} * ty - {4}, x0 = {10} * tx - {4};\n"
       "    const long vo = t * {6};\n"
@@ -174,7 +178,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
       "      rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
       "      inside &= ry[i] & rx[i];\n"
       "    }}\n",
-      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW, 2 * sh.stride, tf.patch);
+      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW, 2 * sh.stride, tf.patch, past_last);
   auto channels = [&](bool guarded) {
     std::string b;
     if (Cfull > 0)
@@ -202,11 +206,12 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
     o += fmt::format("  const {} ct_six = {};\n", isa.vector_type, Isa::expand(isa.broadcast, {{"val", "6.0f"}}));
   o += fmt::format(
       "  for (long t = 0; t < {0}; ++t) {{\n"
+      "{7}"
       "    const long n = (t0 + t) / {6}, ty = (t0 + t) / {2} % {1}, tx = (t0 + t) % {2};\n"
       "    const long mo = t * {3};\n"
       "    const long oo = ((n * {4} + 2 * ty) * {5} + 2 * tx) * {3};\n"
       "    const int oky = 2 * ty + 1 < {4}, okx = 2 * tx + 1 < {5};\n",
-      B, TH, TW, K, sh.Ho(), sh.Wo(), TH * TW);
+      B, TH, TW, K, sh.Ho(), sh.Wo(), TH * TW, past_last);
   if (Kfull > 0)
     o += fmt::format("    for (long k = 0; k < {}; k += {}) {{\n", Kfull, L) +
          output_body(e, sh, tf, ep, L, "      ") + "    }\n";
@@ -237,7 +242,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
   // Wino(2,b,t): thread q runs blocks [q*nb/t, (q+1)*nb/t) with scratch q, so
   // the threads share nothing they write; one iteration per thread keeps the
   // split static without omp.h (without -fopenmp the loop runs them in turn).
-  const int64_t nb = T / B, per = NP * (VPLANE + MPLANE);
+  const int64_t nb = (T + B - 1) / B, per = NP * (VPLANE + MPLANE);
   o += fmt::format(
       "void {0}({1})\n{{\n"
       "#pragma omp parallel for schedule(static, 1) num_threads({7})\n"

@@ -726,11 +726,13 @@ TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
       {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, true, 15}, // 5x6 tiles in blocks of 15: across a row
       {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, false, 6},  // 2x9 tiles in 6s: across the images
       {"K=20,C=3,H=6,R=3,pad=1", Epilogue::none, false, 1},         // one tile a block
+      {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, true, 16}, // 30 tiles: 16, then a short 14
       // Stride 2 (the polyphase transform, 5x5 patches):
       {"K=16,C=4,H=8,R=3,stride=2,pad=1"},                          // Ho = 4: 2x2 tiles, top and left padded
       {"K=16,C=4,H=9,R=3,stride=2,pad=0"},                          // Ho = 4, no padding, the last patch inside
       {"K=20,C=3,H=9,W=14,R=3,stride=2,pad=1", Epilogue::bias_relu, true},  // Ho 5 Wo 7: half tiles, Lseq, K tail
       {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias_add, false, 8},  // pad 2, 2x12 tiles in 8s
+      {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias, false, 10},  // 10, 10, a short 4
       {"K=1,C=20,H=5,R=3,stride=2,pad=1", Epilogue::bias_relu6},    // one tile of 3 outputs, K = 1, C tail
   };
   for (const WinoCase& c : cases) {
@@ -756,6 +758,8 @@ TEST(ConvWinoThreads, EqualsReferenceEverywhereOnTwoCpus) {
       {"N=2,K=40,C=17,H=5,W=6,R=3,pad=1", Epilogue::bias_add, false, 6, 2},         // 3 blocks: 1 and 2
       {"K=20,C=3,H=6,R=3,pad=1", Epilogue::none, false, 1, 2},                      // 9 one-tile blocks: 4 and 5
       {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias, false, 8, 3},  // stride 2, 3 threads
+      {"K=32,C=8,H=7,W=9,R=3,pad=2", Epilogue::bias_relu, false, 16, 2},            // 16, a short 14
+      {"N=2,K=40,C=17,H=11,W=10,R=3,stride=2,pad=2", Epilogue::bias_add, false, 7, 2},  // 7, 7 | 7, a short 3
   };
   for (const WinoCase& c : cases) {
     const Shape shape = parse_shape(c.shape);
@@ -813,6 +817,16 @@ TEST(ConvCodegenText, WinoTransformsAndScratch) {
   EXPECT_NE(t.c_source.find("for (long t0 = q * 3 / 2 * 6; t0 < (q + 1) * 3 / 2 * 6; t0 += 6) {"), std::string::npos);
   EXPECT_NE(t.header.find("Threads: 2, fixed by Wino(2,b,2)"), std::string::npos) << t.header;
   EXPECT_NE(t.header.find("6 tiles a block, once per thread (2)"), std::string::npos) << t.header;
+  EXPECT_EQ(t.c_source.find("short last block"), std::string::npos);  // 6 divides 18
+  // A block that does not divide the tiles: 7, 7 and a short 4, whose GEMMs run 7 rows; the
+  // transforms stop at the last tile (ConvWino runs such kernels).
+  GeneratedKernel s = generate_conv(isa, {two, wino_config(two, isa.lanes, false, 7, 2), "f", ""});
+  EXPECT_NE(s.c_source.find("for (long t0 = q * 3 / 2 * 7; t0 < (q + 1) * 3 / 2 * 7; t0 += 7) {"), std::string::npos);
+  const std::string stop = "    if (t0 + t >= 18) break;  /* the short last block */\n";
+  const size_t first = s.c_source.find(stop);
+  ASSERT_NE(first, std::string::npos) << s.c_source;
+  EXPECT_NE(s.c_source.find(stop, first + 1), std::string::npos);  // in both transforms
+  EXPECT_EQ(s.packed_floats, 16 * 32 * 3 + 2 * 16 * 7 * (3 + 20));
   // Stride 2: 25 GEMMs over 5x5 patches whose tiles start 4 inputs apart.
   const Shape s2 = parse_shape("K=20,C=3,H=8,R=3,stride=2,pad=1");  // Ho = 4: 2x2 tiles
   GeneratedKernel p = generate_conv(isa, {s2, wino_config(s2, isa.lanes, false), "f", ""});

@@ -388,11 +388,15 @@ TEST(Validate, Wino) {
   const Shape v = wino_view(odd);
   EXPECT_EQ(v.H, 12);
   EXPECT_EQ(v.to_string(), "N=1,K=16,C=4,H=12,W=1,R=1,S=1,stride=1,pad=0");
-  // Wino(2,b): the loops tile one block of b tiles; b divides the tiles and is fewer.
+  // Wino(2,b): the loops tile one block of b tiles; b is fewer than the tiles, and where it
+  // does not divide them the last block is short (12 tiles in 3 blocks of 5: 5, 5, 2).
   EXPECT_EQ(wino_view(odd, 4).H, 4);
+  EXPECT_EQ(wino_blocks(odd, 4), 3);
+  EXPECT_EQ(wino_blocks(odd, 5), 3);
+  EXPECT_EQ(wino_blocks(odd, 0), 1);
   auto not_a_block = [](int b) {
-    return fmt::format("config: Wino(2,{}): the block must divide the 289 tiles and be fewer; pick a divisor of 289 "
-                       "below it or write Wino(2) for one block",
+    return fmt::format("config: Wino(2,{}): a block must hold fewer than the 289 tiles; pick a smaller block or "
+                       "write Wino(2) for one block",
                        b);
   };
   const std::pair<std::string, std::string> blocks[] = {
@@ -400,8 +404,12 @@ TEST(Validate, Wino) {
       {"[Wino(2,17), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]",
        "config: dimension h: tile factors multiply to 289 but the problem size is 17; every dimension must be covered "
        "exactly (000 §3.3 divisibility)"},
-      {"[Wino(2,7), T(8,k), T(7,h), T(256,c), U(4,k), V(k)]", not_a_block(7)},
+      {"[Wino(2,7), T(8,k), T(7,h), T(256,c), U(4,k), V(k)]", "no error"},  // 42 blocks, the last of 2 tiles
+      {"[Wino(2,145,2), T(8,k), T(145,h), T(256,c), U(4,k), V(k)]", "no error"},  // 145 and 144
+      {"[Wino(2,145,3), T(8,k), T(145,h), T(256,c), U(4,k), V(k)]",
+       "config: Wino(2,145,3): 3 threads but 2 blocks of 145 tiles; give at most 2 threads or a smaller block"},
       {"[Wino(2,289), T(8,k), T(289,h), T(256,c), U(4,k), V(k)]", not_a_block(289)},
+      {"[Wino(2,300), T(8,k), T(300,h), T(256,c), U(4,k), V(k)]", not_a_block(300)},
   };
   for (const auto& [config, message] : blocks) EXPECT_EQ(check(config, l), message) << config;
 }

@@ -429,11 +429,18 @@ TEST(Space, WinoChoicesTileTheTiles) {
 TEST(Space, ThreadedWinoSharesTheBlocks) {
   EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 2), 56);
   EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 4), 49);  // 16 blocks; 14 of 56 leave 2 threads a block less
-  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 3), 56);  // no count of blocks divides by 3: the largest
-  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-9"), 2), 0);   // 49 tiles: blocks of 7 are below kWinoMinBlock
+  // No divisor of 784 gives 3 threads as many blocks: 15 of 53, the last short (4 tiles short).
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-2"), 3), 53);
+  // 196 tiles of 19.2 KiB: no divisor from 16 to 27 (the budget); 8 blocks of 25, not 7 of 28.
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-4"), 2), 25);
+  // 49 tiles: blocks of 7 are below kWinoMinBlock and 49 is one block; 2 of 25, past the budget as Wino(2) is.
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-9"), 2), 25);
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-7"), 2), 25);
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-12"), 2), 0);  // 16 tiles: 2 blocks of 8 are below kWinoMinBlock
+  EXPECT_EQ(threaded_wino_block(zoo_layer("resnet18-10"), 2), 0);
   EXPECT_EQ(threaded_wino_block(zoo_layer("yolo9000-12"), 2), 17);  // 17 x 32 KiB: none fits, the smallest past it
   EXPECT_EQ(threaded_wino_block(zoo_layer("yolo9000-4"), 2), 34);   // 136 blocks of 34 x 12 KiB
-  EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=14,R=3,pad=1"), 2), 0);  // 49 tiles again
+  EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=14,R=3,pad=1"), 2), 25);  // 49 tiles of 2.25 KiB
   // 32x32 tiles of 16 * 36 floats: at most 227 a block, so 8 blocks of 128.
   EXPECT_EQ(threaded_wino_block(parse_shape("K=32,C=4,H=64,R=3,pad=1"), 2), 128);
   ClassTable t = table_of({uk_record(uk(4, 1, 1, 7), 95), uk_record(uk(4, 1, 1, 7, 3, 3), 90)});

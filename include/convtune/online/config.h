@@ -98,7 +98,9 @@
 // Wino(2,b) is the fused order (NNPACK's "block-based" one): the input
 // transform, the 16 GEMMs and the output transform run b tiles at a time, so
 // the transformed tiles stay in cache instead of streaming through memory; b
-// divides the N*ceil(Ho/2)*ceil(Wo/2) tiles, and the loops tile b of them.
+// is fewer than the N*ceil(Ho/2)*ceil(Wo/2) tiles, and the loops tile b of
+// them. Where b does not divide the tiles the last block is short: its GEMMs
+// still run b rows, and the rows past the last tile are dropped.
 //
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
@@ -185,6 +187,9 @@ int64_t wino_tiles(const Shape& s);
 /// over one column of `block` tiles (0: all N * wino_tiles(s)), stride 1, no
 /// padding; K, C and the name unchanged, N = 1.
 Shape wino_view(const Shape& s, int64_t block = 0);
+/// Wino(2,b)'s blocks: ceil(N * wino_tiles(s) / b), the last one short where
+/// b does not divide the tiles; 1 for Wino(2) (b = 0).
+int64_t wino_blocks(const Shape& s, int64_t block);
 /// The shape a view's loops cover: s, flat_view(s) or wino_view(s, block).
 Shape view_shape(const View& v, const Shape& s);
 /// The shape whose dimensions a configuration's loops cover.
