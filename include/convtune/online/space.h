@@ -97,11 +97,16 @@ constexpr int64_t kWinoMinBlock = 16;
 /// 0 when all tiles fit already (Wino(2) is then the fused order) or when that
 /// block would be below kWinoMinBlock tiles.
 int64_t fused_wino_block(const Shape& shape);
-/// The block the space offers for Wino(2,b,threads): the most tiles whose
+/// The block the space offers for Wino(2,b,threads), at least kWinoMinBlock
+/// tiles and at least `threads` blocks: the largest divisor of the tiles whose
 /// scratch fits kWinoBlockBytes (each thread's is in its own core's L2) and
-/// that leaves at least `threads` blocks, a multiple of `threads` where one
-/// exists (no thread idles for the last block); else the fewest tiles past the
-/// budget; 0 when every block of at least `threads` is below kWinoMinBlock tiles.
+/// that leaves a multiple of `threads` blocks (no thread idles for the last
+/// block); else the largest block within the budget that leaves a multiple of
+/// `threads` blocks with the last one short (resnet18-4 on 2: 8 blocks of 25
+/// for 196 tiles); else the largest divisor within the budget; else the
+/// smallest divisor past it (yolo9000-12: 17); else the largest short-block
+/// split past it (resnet18-9: 2 of 25 for 49 tiles); 0 when none has
+/// kWinoMinBlock tiles (16 tiles on 2 threads).
 int64_t threaded_wino_block(const Shape& shape, int64_t threads);
 
 /// Builds the space: the choices that divide the shape, then, on a
