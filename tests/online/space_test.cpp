@@ -465,6 +465,23 @@ TEST(Space, ThreadedWinoSharesTheBlocks) {
     for (const Spec& s : c.specs) EXPECT_NE(s.kind, SpecKind::P) << to_string(c);
   }
   EXPECT_GT(wino, 50);
+  // Short last blocks: what the space draws for them is valid and maps back.
+  ClassTable t5 = table_of({uk_record(uk(4, 1, 1, 7), 95), uk_record(uk(4, 1, 1, 5), 90)});
+  for (const char* layer : {"resnet18-4", "resnet18-9"}) {
+    const Shape s = zoo_layer(layer);
+    Space sp5 = build_space(s, t5, 8, 2);
+    const CoordinateView v5(sp5);
+    int short_blocks = 0;
+    for (int i = 0; i < 200; ++i) {
+      const Config c = sample_config(sp5, rng);
+      EXPECT_NO_THROW(validate_config(c, s, 8)) << layer << " " << to_string(c);
+      const std::optional<Point> p = v5.from_config(c);
+      ASSERT_TRUE(p) << to_string(c);
+      EXPECT_EQ(v5.to_config(*p), c);
+      if (c.wino()) short_blocks += c.view == View{View::wino, 25, 2};
+    }
+    EXPECT_GT(short_blocks, 20) << layer;
+  }
 }
 
 // Wino(2,b) (config.h): where all tiles' scratch outgrows kWinoBlockBytes,
