@@ -242,7 +242,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
   // Wino(2,b,t): thread q runs blocks [q*nb/t, (q+1)*nb/t) with scratch q, so
   // the threads share nothing they write; one iteration per thread keeps the
   // split static without omp.h (without -fopenmp the loop runs them in turn).
-  const int64_t nb = (T + B - 1) / B, per = NP * (VPLANE + MPLANE);
+  const int64_t nb = wino_blocks(sh, block), per = NP * (VPLANE + MPLANE);
   o += fmt::format(
       "void {0}({1})\n{{\n"
       "#pragma omp parallel for schedule(static, 1) num_threads({7})\n"

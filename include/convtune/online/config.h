@@ -239,9 +239,9 @@ int prefetch_loop(const Config& c);
 ///  - Flat(hw) only on a flat_eligible shape; the divisibility rules then
 ///    apply to flat_view(shape) (one output column: w is covered by 1);
 ///  - Wino(2) only on a wino_eligible shape, without P; Wino(2,b) with b
-///    dividing the tiles and below their count; Wino(2,b,t) with t no more
-///    than the tiles / b blocks; the divisibility rules then
-///    apply to wino_view(shape, b).
+///    below the tiles' count (the last block short where b does not divide
+///    them); Wino(2,b,t) with t no more than wino_blocks(shape, b); the
+///    divisibility rules then apply to wino_view(shape, b).
 /// Throws Error with a one-line message naming the rule and the dimension.
 void validate_config(const Config& c, const Shape& shape, int64_t lanes);
 
