@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
+#include "convtune/online/records.h"
 #include "test_util.h"
 
 namespace convtune::warm_start_test {
