@@ -54,7 +54,7 @@
 typedef void (*ct_ukernel_fn)(const float *, long, const float *, float *, long, int);
 extern const ct_ukernel_fn ct_profile_fns[] __attribute__((weak));
 extern double ct_peak(long iters, const float *seed) __attribute__((weak));
-extern float ct_peak_seed[3] __attribute__((weak)); /* beside ct_peak (offline/peak.cpp) */
+extern float ct_peak_seed[3] __attribute__((weak)); /* beside ct_peak (ukernel/peak.cpp) */
 /* A convolution candidate is compiled with -D<its name>=ct_conv_entry,
    -D<its name>_pack=ct_conv_pack, -D<its name>_packed_floats=ct_conv_packed_floats. */
 extern void ct_conv_entry(const float *restrict input, const float *restrict weights, float *restrict output)

@@ -1,6 +1,6 @@
 /* The contract's scalar reference for one microkernel (CONTRACT.md), one
  * implementation for the driver (driver.c checks every profiled microkernel)
- * and convtune's tests (reference_ukernel in ukernel_codegen.h); and the
+ * and convtune's tests (reference_ukernel in ukernel/codegen.h); and the
  * epilogue of generated convolutions, applied after the reference
  * convolution (reference_point in runner.h). */
 #ifndef CT_REFERENCE_H

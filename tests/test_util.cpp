@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "convtune/core/isa.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune::test {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "convtune/offline/class_table.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/codegen.h"
 #include "convtune/core/error.h"
 
 namespace convtune::test {

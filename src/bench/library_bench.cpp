@@ -32,7 +32,7 @@
 #include "convtune/execution/runner.h"
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 #include "convtune/bench/interleaved.h"
 #include "pinned.h"
 #include "report_text.h"

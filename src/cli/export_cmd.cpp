@@ -7,7 +7,7 @@
 #include "shape_args.h"
 #include "convtune/core/epilogue.h"
 #include "convtune/core/machine.h"
-#include "convtune/online/export.h"
+#include "convtune/library/export.h"
 
 namespace convtune::cli {
 

@@ -1,8 +1,8 @@
 // Hidden subcommands that convtune spawns of itself (never shown in --help).
 #include "commands.h"
 #include "convtune/core/shape.h"
-#include "convtune/online/finalist_duel.h"
-#include "convtune/online/tune_compare.h"
+#include "convtune/tune/finalist_duel.h"
+#include "convtune/tune/tune_compare.h"
 
 namespace convtune::cli {
 

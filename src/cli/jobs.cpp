@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune::cli {
 

@@ -9,7 +9,7 @@
 #include "shape_args.h"
 #include "convtune/core/shape.h"
 #include "convtune/models/onnx_model.h"
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune::cli {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "convtune/online/merge.h"
+#include "convtune/library/merge.h"
 
 namespace convtune::cli {
 

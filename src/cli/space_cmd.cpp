@@ -6,9 +6,9 @@
 #include "shape_args.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/class_table.h"
-#include "convtune/online/space.h"
-#include "convtune/online/space_report.h"
-#include "convtune/online/tune.h"
+#include "convtune/space/space.h"
+#include "convtune/space/space_report.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune::cli {
 

@@ -10,9 +10,9 @@
 #include "convtune/core/error.h"
 #include "convtune/core/machine.h"
 #include "convtune/search/search.h"
-#include "convtune/online/tune.h"
-#include "convtune/online/tune_compare.h"
-#include "convtune/online/warm_start.h"
+#include "convtune/tune/tune.h"
+#include "convtune/tune/tune_compare.h"
+#include "convtune/tune/warm_start.h"
 
 namespace convtune::cli {
 

@@ -9,9 +9,9 @@
 // chosen per call from small tables indexed by the call's input row and column;
 // weights are packed once into the order the microkernel reads them; the K tail
 // is stored with masks, so the output is exactly K wide.
-#include "convtune/online/codegen.h"
-#include "convtune/online/wino_codegen.h"
-#include "convtune/online/wino_transform.h"
+#include "convtune/codegen/conv.h"
+#include "convtune/codegen/wino.h"
+#include "convtune/space/wino_transform.h"
 
 #include <algorithm>
 #include <array>
@@ -22,8 +22,8 @@
 
 #include "convtune/core/error.h"
 #include "convtune/core/text.h"
-#include "convtune/offline/ukernel.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/ukernel.h"
+#include "convtune/ukernel/codegen.h"
 
 namespace convtune {
 

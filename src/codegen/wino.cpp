@@ -1,19 +1,19 @@
-// Wino(2): Winograd F(2x2,3x3) around the generated GEMMs (wino_codegen.h).
+// Wino(2): Winograd F(2x2,3x3) around the generated GEMMs (codegen/wino.h).
 //   Y = A^T [ (G g G^T) .* (B^T d B) ] A   (Lavin and Gray 2016, eq. 8)
 // with d an input patch (4x4 at stride 1, 5x5 at stride 2; zeros outside
 // the unpadded input: padding is never read), g a 3x3 filter, Y the 2x2
 // output block whose top-left output is the patch's top-left tap. The
 // products of .* (16 or 25, wino_transform.h) summed over C are the GEMMs;
 // the weights' transform runs once in NAME_pack, in double.
-#include "convtune/online/wino_codegen.h"
+#include "convtune/codegen/wino.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "convtune/offline/ukernel_codegen.h"
-#include "convtune/online/config.h"
-#include "convtune/online/wino_transform.h"
+#include "convtune/ukernel/codegen.h"
+#include "convtune/space/config.h"
+#include "convtune/space/wino_transform.h"
 #include "convtune/core/error.h"
 
 namespace convtune {

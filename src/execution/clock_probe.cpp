@@ -7,7 +7,7 @@
 #include "convtune/core/files.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/driver_cache.h"
-#include "convtune/offline/peak.h"
+#include "convtune/ukernel/peak.h"
 
 namespace convtune {
 

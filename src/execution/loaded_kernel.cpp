@@ -7,7 +7,7 @@ LoadedKernel::LoadedKernel(const std::string& so, const std::string& fn, const P
   packed_.resize(*reinterpret_cast<const unsigned long*>(lib_.symbol(fn + "_packed_floats")));
   auto pack = reinterpret_cast<void (*)(const float*, float*)>(lib_.symbol(fn + "_pack"));
   pack(data.weights.data(), packed_.data());
-  // With an epilogue the signature has bias and residual (codegen.h).
+  // With an epilogue the signature has bias and residual (codegen/conv.h).
   if (data.epilogue == Epilogue::none)
     plain_ = reinterpret_cast<Plain>(lib_.symbol(fn));
   else

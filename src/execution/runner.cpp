@@ -18,7 +18,7 @@
 #include "convtune/core/machine.h"
 #include "convtune/execution/driver_cache.h"
 #include "convtune/execution/workdir.h"
-#include "convtune/offline/peak.h"
+#include "convtune/ukernel/peak.h"
 #include "reference.h"
 
 #ifndef CT_PAPI_CFLAGS

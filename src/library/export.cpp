@@ -1,7 +1,7 @@
 // `convtune export` (export.h): the delivered kernel of each layer's log,
 // regenerated with the one code generator, compiled with tune's flags, and
 // archived with a generated dispatcher into lib<name>.a.
-#include "convtune/online/export.h"
+#include "convtune/library/export.h"
 
 #include <algorithm>
 #include <cctype>
@@ -22,12 +22,12 @@
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/subprocess.h"
 #include "convtune/execution/workdir.h"
-#include "convtune/online/codegen.h"
-#include "convtune/online/config.h"
-#include "convtune/online/delivered.h"
-#include "convtune/online/log_machine.h"
-#include "convtune/online/records.h"
-#include "convtune/online/tune.h"
+#include "convtune/codegen/conv.h"
+#include "convtune/space/config.h"
+#include "convtune/tune/delivered.h"
+#include "convtune/tune/log_machine.h"
+#include "convtune/tune/records.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune {
 
@@ -69,7 +69,7 @@ std::string log_of(const ExportOptions& opt, const std::string& layer) {
 std::string epilogue_c(Epilogue e) { return upper(c_identifier(to_string(e))); }
 
 // What each epilogue does to an output element, as the generated code does it
-// (ukernel_codegen.cpp; CONTRACT.md "Epilogues"): no clamp after the add.
+// (ukernel/codegen.cpp; CONTRACT.md "Epilogues"): no clamp after the add.
 std::string epilogue_formula(Epilogue e) {
   switch (e) {
     case Epilogue::none: return "conv; bias and residual NULL";

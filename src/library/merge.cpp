@@ -1,6 +1,6 @@
 // `convtune merge` (merge.h): read every input log, group by (machine, ISA,
 // threads, shape), keep one record per candidate, write each log whole.
-#include "convtune/online/merge.h"
+#include "convtune/library/merge.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -19,7 +19,7 @@
 #include "convtune/core/files.h"
 #include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 namespace fs = std::filesystem;
 

@@ -27,7 +27,7 @@
 #include "convtune/execution/runner.h"
 #include "convtune/execution/timer.h"
 #include "convtune/offline/profile_journal.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/codegen.h"
 #include "convtune/execution/workdir.h"
 
 namespace convtune {

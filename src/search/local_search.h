@@ -11,7 +11,7 @@
 #include <optional>
 #include <set>
 
-#include "convtune/online/coordinates.h"
+#include "convtune/space/coordinates.h"
 #include "convtune/search/search.h"
 
 namespace convtune {

@@ -8,7 +8,7 @@
 #include <deque>
 #include <set>
 
-#include "convtune/online/coordinates.h"
+#include "convtune/space/coordinates.h"
 #include "convtune/search/search.h"
 
 namespace convtune {

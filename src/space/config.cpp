@@ -1,6 +1,6 @@
 // The configuration language of 000 §3.3: text form, parser and the rules a
 // configuration must satisfy for a shape (000 §3.3, §4.1, §4.2).
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 
 #include <cctype>
 #include <limits>

@@ -1,6 +1,6 @@
 // The coordinate view of the structured space (002 §3 parameter types over
 // 000 §4.2's space).
-#include "convtune/online/coordinates.h"
+#include "convtune/space/coordinates.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,6 @@ namespace convtune {
 
 namespace {
 
-constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s};
 constexpr int kC = static_cast<int>(Dim::c);
 
 std::vector<int64_t> distinct_primes(int64_t n) {

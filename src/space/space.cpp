@@ -1,5 +1,5 @@
 // The online search space of 000 §4.2 (Fig. 7) and its random sampler (000 §6.1).
-#include "convtune/online/space.h"
+#include "convtune/space/space.h"
 
 #include <algorithm>
 #include <array>
@@ -15,13 +15,12 @@
 
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
-#include "convtune/online/wino_transform.h"
+#include "convtune/space/wino_transform.h"
 
 namespace convtune {
 
 namespace {
 
-constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s};
 
 // Divisors of n >= 1, ascending.
 std::vector<int64_t> divisors(int64_t n) {

@@ -1,12 +1,12 @@
 // `convtune space`'s text (space_report.h).
-#include "convtune/online/space_report.h"
+#include "convtune/space/space_report.h"
 
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 
 namespace convtune {
 

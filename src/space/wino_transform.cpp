@@ -1,5 +1,5 @@
 // The tables of wino_transform.h.
-#include "convtune/online/wino_transform.h"
+#include "convtune/space/wino_transform.h"
 
 namespace convtune {
 

@@ -1,5 +1,5 @@
 // The kernel tune delivered for a layer (delivered.h).
-#include "convtune/online/delivered.h"
+#include "convtune/tune/delivered.h"
 
 #include <filesystem>
 #include <fstream>

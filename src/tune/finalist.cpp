@@ -1,5 +1,5 @@
 // The finalists step of a tune (finalist.h).
-#include "convtune/online/finalist.h"
+#include "convtune/tune/finalist.h"
 
 #include <algorithm>
 #include <map>

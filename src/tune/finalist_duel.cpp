@@ -1,5 +1,5 @@
 // The finalists' duel (finalist_duel.h).
-#include "convtune/online/finalist_duel.h"
+#include "convtune/tune/finalist_duel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/bench.h"
+#include "convtune/core/files.h"
 #include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/compiler.h"
@@ -18,8 +19,8 @@
 #include "convtune/execution/measure.h"
 #include "convtune/execution/subprocess.h"
 #include "convtune/execution/workdir.h"
-#include "convtune/online/codegen.h"
-#include "convtune/online/config.h"
+#include "convtune/codegen/conv.h"
+#include "convtune/space/config.h"
 
 namespace convtune {
 

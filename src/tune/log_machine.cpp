@@ -1,4 +1,4 @@
-#include "convtune/online/log_machine.h"
+#include "convtune/tune/log_machine.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // The online stage's loop: propose -> generate -> compile (parallel, nothing
 // measured meanwhile) -> verify and time one at a time -> record.
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 
 #include "convtune/offline/class_table.h"
-#include "convtune/online/codegen.h"
-#include "convtune/online/finalist.h"
-#include "convtune/online/finalist_duel.h"
-#include "convtune/online/log_machine.h"
+#include "convtune/codegen/conv.h"
+#include "convtune/tune/finalist.h"
+#include "convtune/tune/finalist_duel.h"
+#include "convtune/tune/log_machine.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
 #include "convtune/core/file_lock.h"
@@ -27,12 +27,12 @@
 #include "convtune/core/interrupt.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
-#include "convtune/offline/peak.h"
+#include "convtune/ukernel/peak.h"
 #include "convtune/core/progress.h"
 #include "convtune/execution/runner.h"
 #include "convtune/search/search.h"
-#include "convtune/online/space.h"
-#include "convtune/online/warm_start.h"
+#include "convtune/space/space.h"
+#include "convtune/tune/warm_start.h"
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
 

@@ -1,4 +1,4 @@
-#include "convtune/online/tune_compare.h"
+#include "convtune/tune/tune_compare.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,5 +1,5 @@
 // tune --start-from (warm_start.h).
-#include "convtune/online/warm_start.h"
+#include "convtune/tune/warm_start.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
-#include "convtune/online/coordinates.h"
-#include "convtune/online/delivered.h"
-#include "convtune/online/records.h"
+#include "convtune/space/coordinates.h"
+#include "convtune/tune/delivered.h"
+#include "convtune/tune/records.h"
 
 namespace convtune {
 

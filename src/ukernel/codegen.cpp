@@ -2,7 +2,7 @@
 // unroll by duplicating the body with updated indices; V(k) vectorises the
 // weight and output accesses, and the input, which does not depend on k, is
 // broadcast).
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/codegen.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "convtune/offline/peak.h"
+#include "convtune/ukernel/peak.h"
 
 #include <algorithm>
 

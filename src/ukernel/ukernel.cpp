@@ -1,5 +1,5 @@
 // Microkernel sizes, the naming scheme and the offline space (000 §4.1).
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 #include <cstdio>
 #include <tuple>
@@ -80,7 +80,7 @@ bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
   return out >= sp.out_min && out <= sp.out_max && total >= sp.total_min && total <= sp.total_max;
 }
 
-// The taps family: the emitted code (ukernel_codegen.cpp) loads the k weight
+// The taps family: the emitted code (ukernel/codegen.cpp) loads the k weight
 // vectors of one tap at a time and broadcasts one input element at a time, so
 // only w*h*k + k + broadcast_registers registers are live however many taps
 // r*s*c it reduces (AVX-512 reserves none and overcommits, CONTRACT.md), less

@@ -19,7 +19,7 @@
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
 #include "convtune/models/onnx_model.h"
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 #include "test_util.h"
 
 namespace convtune::library_bench_test {

@@ -9,7 +9,7 @@
 
 #include "convtune/core/isa.h"
 #include "convtune/core/machine_id.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "test_util.h"
 
 namespace convtune::cluster_cli_test {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/file_lock.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "test_util.h"
 
 namespace convtune::log_test {

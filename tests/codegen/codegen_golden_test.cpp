@@ -21,10 +21,10 @@
 #include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
-#include "convtune/online/codegen.h"
-#include "convtune/online/config.h"
+#include "convtune/codegen/conv.h"
+#include "convtune/space/config.h"
 #include "convtune/offline/class_table.h"
-#include "convtune/online/space.h"
+#include "convtune/space/space.h"
 
 namespace convtune::codegen_golden_test {
 namespace {
@@ -108,7 +108,7 @@ TEST(CodegenGolden, EveryZooLayerGeneratesTheSameC) {
   if (const char* out = std::getenv("CONVTUNE_WRITE_GOLDEN")) {
     std::ofstream f(out);
     f << "# layer\tisa\tepilogue\tconfiguration\tdigest of generate_conv's source and header "
-         "(tests/online/codegen_golden_test.cpp)\n";
+         "(tests/codegen/codegen_golden_test.cpp)\n";
     for (Case c : draw_cases()) f << c.layer << '\t' << c.isa << '\t' << c.epilogue << '\t' << c.config
                                   << '\t' << digest_of(c) << '\n';
     GTEST_SKIP() << "wrote " << out;

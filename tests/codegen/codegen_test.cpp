@@ -2,7 +2,7 @@
 // element: single and combined (Lseq) microkernels, stride 2, R = 7, padded K.
 #include <gtest/gtest.h>
 
-#include "convtune/online/codegen.h"
+#include "convtune/codegen/conv.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"

@@ -7,13 +7,13 @@
 #include <functional>
 #include <optional>
 
-#include "convtune/online/codegen.h"
+#include "convtune/codegen/conv.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/embedded_data.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 #include "test_util.h"
 
 namespace convtune::isa_test {

@@ -9,13 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/online/codegen.h"
+#include "convtune/codegen/conv.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/offline/profile.h"
 #include "convtune/execution/runner.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/codegen.h"
 #include "test_util.h"
 
 namespace convtune::neon_test {

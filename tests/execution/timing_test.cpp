@@ -114,7 +114,7 @@ TEST(TimingProtocol, AColdFirstCallDoesNotSetTheCount) {
   EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
 }
 
-// The duel's interquartile range (online/finalist_duel.cpp) reads quantiles
+// The duel's interquartile range (tune/finalist_duel.cpp) reads quantiles
 // between samples, from any order.
 TEST(Quantile, InterpolatesBetweenSortedNeighbours) {
   const std::vector<double> v = {4, 1, 3, 2};

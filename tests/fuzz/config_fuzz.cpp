@@ -4,7 +4,7 @@
 // is "shape\nconfiguration"; otherwise the configuration is checked against a
 // fixed small shape, at the lane counts of avx512 and avx2.
 #include "convtune/core/shape.h"
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 #include "fuzz_check.h"
 
 using namespace convtune;

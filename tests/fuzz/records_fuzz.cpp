@@ -1,6 +1,6 @@
 // Fuzzes the tuning log (read_records on a file): the records it keeps
 // survive to_json/from_json unchanged; every rejection is one Error line.
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "fuzz_check.h"
 
 using namespace convtune;

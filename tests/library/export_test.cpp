@@ -19,9 +19,9 @@
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
 #include "convtune/execution/runner.h"
-#include "convtune/online/export.h"
-#include "convtune/online/records.h"
-#include "convtune/online/tune.h"
+#include "convtune/library/export.h"
+#include "convtune/tune/records.h"
+#include "convtune/tune/tune.h"
 #include "test_util.h"
 
 namespace convtune::export_test {

@@ -2,7 +2,7 @@
 // per (machine, ISA, threads, shape), one record per candidate (the better
 // kept whole), best first; idempotent and independent of the input order;
 // bad input refused with one line before anything is written.
-#include "convtune/online/merge.h"
+#include "convtune/library/merge.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/file_lock.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

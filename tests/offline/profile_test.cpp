@@ -9,8 +9,8 @@
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
 #include "convtune/offline/profile.h"
-#include "convtune/offline/ukernel.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/ukernel.h"
+#include "convtune/ukernel/codegen.h"
 #include "test_util.h"
 
 namespace convtune::profile_test {

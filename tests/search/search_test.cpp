@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "convtune/offline/class_table.h"
-#include "convtune/online/coordinates.h"
-#include "convtune/online/records.h"
+#include "convtune/space/coordinates.h"
+#include "convtune/tune/records.h"
 #include "convtune/search/search.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 #include "convtune/core/error.h"
 #include "convtune/core/shape.h"
 #include "test_util.h"

@@ -1,6 +1,6 @@
 // `convtune space`'s text (issue 12's splits on paper): work per thread of the
 // busiest thread, and a note when the cores exceed the work.
-#include "convtune/online/space_report.h"
+#include "convtune/space/space_report.h"
 
 #include <gtest/gtest.h>
 

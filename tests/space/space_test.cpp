@@ -1,5 +1,5 @@
 // The online search space (000 §4.2, Fig. 7) and its random sampler (000 §6.1).
-#include "convtune/online/space.h"
+#include "convtune/space/space.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
-#include "convtune/online/coordinates.h"
+#include "convtune/space/coordinates.h"
 #include "test_util.h"
 
 namespace convtune::space_test {

@@ -1,7 +1,7 @@
 // The transform tables (wino_transform.h) computed in double, without any
 // generated code: A^T [(G g G^T) .* (B^T d B)] A must equal the direct
 // correlation of a patch at the table's stride, for every 2x2 output.
-#include "convtune/online/wino_transform.h"
+#include "convtune/space/wino_transform.h"
 
 #include <gtest/gtest.h>
 
@@ -76,7 +76,7 @@ TEST(WinoTransform, InputAndOutputTablesAreSumsAndDifferences) {
           EXPECT_TRUE(x == -1 || x == 0 || x == 1) << tf.name;
           plus += x == 1;
         }
-        EXPECT_GE(plus, 1) << tf.name << ": wino_codegen.cpp starts each sum from a +1 term";
+        EXPECT_GE(plus, 1) << tf.name << ": codegen/wino.cpp starts each sum from a +1 term";
       }
   }
 }

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/online/finalist.h"
+#include "convtune/tune/finalist.h"
 #include "test_util.h"
 
 namespace convtune::finalist_test {

@@ -1,6 +1,6 @@
 // Records name the machine that measured them; logs of another machine are
 // refused by name, records written before machines were named still read.
-#include "convtune/online/log_machine.h"
+#include "convtune/tune/log_machine.h"
 
 #include <gtest/gtest.h>
 

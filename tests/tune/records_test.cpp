@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "test_util.h"
 
 namespace convtune::records_test {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine.h"
-#include "convtune/online/config.h"
-#include "convtune/online/tune.h"
+#include "convtune/space/config.h"
+#include "convtune/tune/tune.h"
 #include "test_util.h"
 
 namespace convtune::tune_test {

@@ -1,11 +1,11 @@
 // tune --start-from (warm_start.h): another tune's best, lifted to this
 // space's thread count, and the one-line errors for a wrong log.
-#include "convtune/online/warm_start.h"
+#include "convtune/tune/warm_start.h"
 
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "test_util.h"
 
 namespace convtune::warm_start_test {

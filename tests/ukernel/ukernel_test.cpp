@@ -14,8 +14,8 @@
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/profile.h"
-#include "convtune/offline/ukernel.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/ukernel.h"
+#include "convtune/ukernel/codegen.h"
 #include "test_util.h"
 
 namespace convtune::ukernel_test {
@@ -315,7 +315,7 @@ TEST_P(UkernelFlags, WeightVectorsStayInRegisters) {
 
 // A block whose accumulators leave too few registers for its k weight
 // vectors (w*h*k + k + 1 > registers) re-reads the last ones from memory at
-// each use (ukernel_codegen.cpp, kLaunder) instead of keeping them live: one
+// each use (ukernel/codegen.cpp, kLaunder) instead of keeping them live: one
 // folded FMA per output pixel and re-read vector, and nothing on the stack.
 // Before, GCC kept both of k2c1w7h1's weight vectors and spilled an
 // accumulator: 48.7 % of peak on a Zen 3, 89 % re-reading one.

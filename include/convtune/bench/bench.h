@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 #include "convtune/execution/runner.h"
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune {
 

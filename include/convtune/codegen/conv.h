@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 #include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"

@@ -1,6 +1,6 @@
 #pragma once
 // Wino(2) (config.h): the parts of a Winograd F(2x2,3x3) convolution around
-// its 16 GEMMs, whose loop nest codegen.cpp generates from the configuration
+// its 16 GEMMs, whose loop nest codegen/conv.cpp generates from the configuration
 // like any other (over wino_view(shape)). Lavin and Gray, "Fast Algorithms for
 // Convolutional Neural Networks" (2016), with NNPACK's and oneDNN's
 // non-fused order: transform every input tile, run the GEMMs, transform

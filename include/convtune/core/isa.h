@@ -17,7 +17,7 @@ struct IsaSpace {
 
 // Bounds of the "taps" family (microkernels/CONTRACT.md): microkernels that
 // reduce a whole square filter in registers. The rule itself is in
-// src/offline/ukernel.cpp; it counts what the emitted code keeps live (the
+// src/ukernel/ukernel.cpp; it counts what the emitted code keeps live (the
 // w*h*k accumulators, k weight vectors, the broadcast's register if the ISA
 // needs one) against Isa::vector_registers.
 struct IsaTapsSpace {
@@ -30,7 +30,7 @@ struct IsaTapsSpace {
   // always keeps one; AVX-512's 0 overcommits on purpose (CONTRACT.md).
   int broadcast_registers = 1;
   // Weight vectors of a tap the rule lets the emitted code re-read from
-  // memory at each use instead of keeping in registers (ukernel_codegen.cpp
+  // memory at each use instead of keeping in registers (ukernel/codegen.cpp
   // re-reads what the file cannot hold; x86 FMAs take them as operands).
   // At least one weight vector still counts as live.
   int reread_weights = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // The clock probe for what convtune times in its own process (bench, tune's
-// oneDNN comparison): the ISA's peak loop (offline/peak.h) built with $CC into
+// oneDNN comparison): the ISA's peak loop (ukernel/peak.h) built with $CC into
 // a shared object. Generated code gets the same loop linked into its driver
 // (runner.h run_conv). Why a probe at all: microkernels/timing.h ct_protocol.
 #include <functional>

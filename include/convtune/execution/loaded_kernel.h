@@ -2,7 +2,7 @@
 // One generated convolution loaded into this process (dlopen), its weights
 // packed once outside any timing, as a user's program holds it (packing is
 // like oneDNN's weight reorder): bench's kernel and the finalists' duel
-// (online/finalist_duel.h) call it alike.
+// (tune/finalist_duel.h) call it alike.
 #include <string>
 
 #include "convtune/core/aligned.h"
@@ -14,7 +14,7 @@ namespace convtune {
 class LoadedKernel {
  public:
   /// Loads `so`, whose symbols are `fn`, `fn`_pack and `fn`_packed_floats
-  /// (codegen.h), and packs data's weights. `data` must outlive it. Throws
+  /// (codegen/conv.h), and packs data's weights. `data` must outlive it. Throws
   /// Error when the file or a symbol is missing.
   LoadedKernel(const std::string& so, const std::string& fn, const ProblemData& data);
   /// One convolution of data's input into `out` (data.output_size() floats),

@@ -20,7 +20,7 @@
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/measure.h"
 #include "convtune/execution/subprocess.h"
-#include "convtune/offline/ukernel_codegen.h"
+#include "convtune/ukernel/codegen.h"
 
 namespace convtune {
 

@@ -7,7 +7,7 @@
 
 #include "convtune/core/epilogue.h"
 #include "convtune/core/shape.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 namespace convtune {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
 

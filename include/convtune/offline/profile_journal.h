@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/execution/runner.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
 

@@ -35,14 +35,14 @@
 //
 // F(r) / F(s) (beyond 000): the last element, after V(k), when present: a
 // compiler fence between the microkernel's filter rows (F(r)) or between all
-// its taps (F(s)); see TapFence in offline/ukernel.h. It needs taps in the
+// its taps (F(s)); see TapFence in ukernel/ukernel.h. It needs taps in the
 // microkernel: U(n,r) with n >= 2 for F(r), more than one tap for F(s). It
 // changes the code GCC emits, never the result.
 //
 // Pf(w) (beyond 000; issue 11): last of all, after V(k) and any fence: the
 // calls prefetch the weights the next iteration of the innermost k or c loop
 // above the microkernel will read, each call a share of that block spread
-// over its c steps (codegen.cpp plan_prefetch). A block's calls find it in cache
+// over its c steps (codegen/conv.cpp plan_prefetch). A block's calls find it in cache
 // instead of stalling on it (resnet18-12: 9.4 MB of weights from L3, read in
 // bursts by the first of 7 columns; 180 -> 213 GFLOP/s of real multiply-adds).
 // That loop must be a T or R (not a P: its next iteration is another thread's),
@@ -111,13 +111,15 @@
 #include <vector>
 
 #include "convtune/core/shape.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
 
 /// Loop dimensions of a convolution. h and w are *output* rows and columns.
 enum class Dim { n, k, c, h, w, r, s };
 constexpr int kNumDims = 7;
+/// Every dimension, in enum order (kDims[i] is Dim(i)).
+inline constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s};
 char dim_char(Dim d);                 // 'n','k','c','h','w','r','s'
 bool dim_from_char(char ch, Dim* d);  // false if ch is not a dimension
 /// The problem size of a dimension (k uses the padded K).

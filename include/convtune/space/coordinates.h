@@ -26,8 +26,8 @@
 #include <random>
 #include <vector>
 
-#include "convtune/online/config.h"
-#include "convtune/online/space.h"
+#include "convtune/space/config.h"
+#include "convtune/space/space.h"
 
 namespace convtune {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "convtune/offline/class_table.h"
-#include "convtune/online/config.h"
+#include "convtune/space/config.h"
 #include "convtune/core/shape.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
 

@@ -5,7 +5,7 @@
 // enough independent work per core?).
 #include <string>
 
-#include "convtune/online/space.h"
+#include "convtune/space/space.h"
 
 namespace convtune {
 

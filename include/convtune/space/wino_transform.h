@@ -1,7 +1,7 @@
 #pragma once
 // Wino(2)'s transforms as data: one 1D transform per stride, applied along
 // rows and columns (Y = A^T [(G g G^T) .* (B^T d B)] A, Lavin and Gray 2016,
-// eq. 8). wino_codegen.cpp emits the sums from these tables, so a new
+// eq. 8). codegen/wino.cpp emits the sums from these tables, so a new
 // transform is a new table, not new generator code.
 #include <cstdint>
 #include <vector>

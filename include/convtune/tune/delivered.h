@@ -11,7 +11,7 @@
 
 #include "convtune/core/epilogue.h"
 #include "convtune/core/shape.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 namespace convtune {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/execution/measure.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 namespace convtune {
 

@@ -18,7 +18,7 @@
 #include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/shape.h"
-#include "convtune/online/finalist.h"
+#include "convtune/tune/finalist.h"
 
 namespace convtune {
 
@@ -26,7 +26,7 @@ struct DuelSetup {
   Isa isa;
   Shape shape;
   Epilogue epilogue = Epilogue::none;
-  std::string origin;      // the kernels' provenance line (codegen.h)
+  std::string origin;      // the kernels' provenance line (codegen/conv.h)
   int cpu = 0;             // the child pins itself to measuring_cpus(cpu, threads) (machine.h)
   int threads = 1;
   std::string dir;         // the work directory: duelNN.c and duelNN.so

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "convtune/core/machine_id.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/records.h"
 
 namespace convtune {
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "convtune/core/epilogue.h"
-#include "convtune/online/finalist.h"
-#include "convtune/online/records.h"
+#include "convtune/tune/finalist.h"
+#include "convtune/tune/records.h"
 #include "convtune/core/shape.h"
 
 namespace convtune {

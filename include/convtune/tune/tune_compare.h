@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/online/tune.h"
+#include "convtune/tune/tune.h"
 
 namespace convtune {
 

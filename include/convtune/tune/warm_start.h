@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "convtune/online/config.h"
-#include "convtune/online/space.h"
+#include "convtune/space/config.h"
+#include "convtune/space/space.h"
 
 namespace convtune {
 

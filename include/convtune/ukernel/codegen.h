@@ -8,7 +8,7 @@
 
 #include "convtune/core/epilogue.h"
 #include "convtune/core/isa.h"
-#include "convtune/offline/ukernel.h"
+#include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
 
@@ -35,21 +35,21 @@ struct UkVariant {
   int k_lanes = 0;                        // 0 = size_k * lanes (no tail)
   Epilogue epilogue = Epilogue::none;
   TapFence fence = TapFence::none;  // not part of full(): it changes the code, not what it computes
-  // Pf(w) (online/config.h): cache lines prefetched per c step, 0 for none;
+  // Pf(w) (space/config.h): cache lines prefetched per c step, 0 for none;
   // not part of full() either. The function then takes `const float *P,
   // long pn`: c steps it < pn prefetch lines it*prefetch .. it*prefetch +
   // prefetch - 1 from P on (CONTRACT.md "Prefetch").
   int prefetch = 0;
-  // Pf(o) (online/config.h): at c step nc - ceil(isa.output_ahead_fmas / the
+  // Pf(o) (space/config.h): at c step nc - ceil(isa.output_ahead_fmas / the
   // step's multiply-adds), or 0 when nc is smaller, prefetch every line of
   // the block's output (CONTRACT.md "Prefetch"); not part of full().
   bool prefetch_out = false;
-  // Nt(o) (online/config.h): the function takes `int last` (after accumulate,
+  // Nt(o) (space/config.h): the function takes `int last` (after accumulate,
   // shared with the epilogue's) and, when it is set and O is aligned to the
   // ISA's stream_align, stores the block's vectors at aligned offsets with
   // store_stream (CONTRACT.md "Non-temporal stores"); not part of full().
   bool stream_out = false;
-  // Flat(hw) at stride > 1 (online/config.h): per h, the input offset of
+  // Flat(hw) at stride > 1 (space/config.h): per h, the input offset of
   // output row h's pixel from io, for a block of the flat view that runs
   // across the end of an output row; empty = h*ST*IROW (CONTRACT.md "Flat").
   std::vector<int64_t> in_rows;
