@@ -53,7 +53,7 @@ def run_one(a, layer, strategy, seed):
         return True
     cmd = [a.convtune, "tune", "--layer", layer, "--search", strategy, "--seed", str(seed), "--trials",
            str(a.trials), "--out", out, "--resume", "--json", "-q", "--threads", "1"] + a.skip_onednn + \
-        shlex.split(a.extra)  # one core, as the logs in bench/results
+        shlex.split(a.extra)  # one core, as bench/batch.py tunes by default
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.time() - t0

@@ -4,8 +4,8 @@
 usage: bench/figures.py fig9 CSV [-o PNG]        per-layer bars of the batch table
        bench/figures.py fig10 LOG... [-o PNG]    best so far against trials on one layer, one
                                                  curve per log, coloured by strategy (e.g.
-                                                 bench/results/convergence/yolo9000-12 from
-                                                 bench/convergence.py --seeds 8)
+                                                 OUT/yolo9000-12 of bench/convergence.py
+                                                 --seeds 8 --out OUT: every candidate's record)
        bench/figures.py fig11 LOG... [-o PNG]    cumulative distribution of sampled
                                                  performance, one panel per layer
        bench/figures.py fig6 [TABLE] [-o PNG]    microkernel heatmap (bench/heatmap.py)

@@ -4,7 +4,7 @@ timing protocol, so PyTorch (what most users would compare with) sits next to
 convtune, oneDNN and im2col+BLAS.
 
 usage: bench/pytorch_conv.py [--network resnet18 | --layer L | --onnx FILE | --shape S [--shape S ...]]
-           [--threads 1] [--cpu C] [--peak GFLOPS] [--bench-csv bench/results/xeon-baselines/resnet18.csv]
+           [--threads 1] [--cpu C] [--peak GFLOPS] [--bench-csv bench/results/zen5-2041daf-paired-200-p5/yolo9000-resnet18.csv]
            [--out bench/results/pytorch]
 The layers are what `convtune layers <selection> --list` prints (default
 --network resnet18). Per layer: NHWC (channels_last) float32 input drawn

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """On paper: how long tuning a model zoo takes on 1, 8 and 64 nodes, from the
-seconds per candidate of committed tuning logs (bench/results/cluster.md).
+seconds per candidate of whole tuning logs.
 
 A candidate's wall cost is its compile time (the record's compile_seconds)
 plus its measurement, rebuilt from the record's median t per call and the
@@ -17,7 +17,9 @@ run in parallel and each run's process start).
 Nodes run one layer at a time (its timings alone on the node); Slurm starts
 array tasks in index order as nodes free up: greedy list scheduling of the
 layers in `layers --list` order, ResNet-18's array first.
-usage: bench/cluster/estimate.py [--logs 'bench/results/xeon-20/tune/*/log.jsonl'] [--trials 100] [--nodes 1,8,64]
+usage: bench/cluster/estimate.py --logs 'OUT/tune/*/log.jsonl' [--trials 100] [--nodes 1,8,64]
+(whole tuning logs, every candidate's record: e.g. the --out of bench/batch.py or bench/tune_networks.py;
+bench/trim_logs.py's cut logs hold too few)
 """
 import argparse
 import glob
@@ -77,7 +79,7 @@ def hms(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--logs", default="bench/results/xeon-20/tune/*/log.jsonl")
+    ap.add_argument("--logs", required=True, help="a glob of whole tuning logs, e.g. 'OUT/tune/*/log.jsonl'")
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--nodes", default="1,8,64")
     ap.add_argument("--min-repeat-ms", type=float, default=100)
