@@ -5,7 +5,7 @@ each strategy with several seeds on a few layers; best so far after 10, 20,
 
 usage: bench/convergence.py [--layers yolo9000-5,yolo9000-12,yolo9000-18,resnet18-2,resnet18-9]
                             [--strategies random,droplet,opevo,hillclimb,csa] [--seeds 5]
-                            [--trials 100] [--out bench/results/convergence]
+                            [--trials 100] [--out DIR]
                             [--convtune build/convtune] [--extra "--min-repeat-ms 50"]
 Each run is `convtune tune --layer L --search S --seed N --trials T --out OUT/L/S/seedN
 --resume --json -q`, so an interrupted bench continues where it stopped.
