@@ -30,10 +30,10 @@
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/measure.h"
+#include "convtune/execution/output_check.h"
 #include "convtune/execution/runner.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/tune/log_machine.h"
-#include "check.h"
 #include "convtune/bench/interleaved.h"
 #include "pinned.h"
 #include "report_text.h"
@@ -88,22 +88,6 @@ const BenchEntry* BenchResult::find(const std::string& name) const {
   return nullptr;
 }
 
-std::string check_output(const ProblemData& p, const float* out, const std::string& who,
-                         const std::string& fix, double* max_error) {
-  // The driver's check (microkernels/check.c), so both judge alike.
-  const long found = ct_check_points(out, p.check_index.data(), p.check_value.data(),
-                                     long(p.check_index.size()), p.tolerance, max_error);
-  if (found < 0) return "";
-  const size_t bad = size_t(found);
-  const Shape& s = p.shape;
-  int64_t idx = p.check_index[bad], k = idx % s.K, rest = idx / s.K;
-  int64_t w = rest % s.Wo(), h = rest / s.Wo() % s.Ho(), n = rest / s.Wo() / s.Ho();
-  double got = out[idx];
-  return fmt::format("{} disagrees with the reference at output (n={},h={},w={},k={}): {:.6g} instead of {:.6g} "
-                     "(tolerance {:.3g}); {}",
-                     who, n, h, w, k, got, p.check_value[bad], p.tolerance, fix);
-}
-
 BenchResult bench_kernel(const BenchOptions& opt, Isa* isa_out) {
   const TuneOptions& t = opt.tune;
   BenchResult res;
@@ -126,6 +110,13 @@ BenchResult bench_kernel(const BenchOptions& opt, Isa* isa_out) {
     // hand-written variants of issue 11's analyses), under the same protocol as the log's best.
     const Config c = parse_config(opt.config);
     validate_config(c, t.shape, isa.lanes);
+    // Its P loops fix its threads (issue 60: said, not left to be guessed from a slow time).
+    if (const int64_t n = config_threads(c); n > available_cpus())
+      std::fprintf(stderr,
+                   "convtune: note: --config runs %lld threads (its P loops) on the %d CPU%s this process may use: "
+                   "they share %s, so the time is not that of %lld cores\n",
+                   static_cast<long long>(n), available_cpus(), available_cpus() == 1 ? "" : "s",
+                   available_cpus() == 1 ? "it" : "them", static_cast<long long>(n));
     res.best.config = to_string(c);
     res.best.isa = isa.name;
     res.config_given = true;

@@ -30,6 +30,7 @@
 #include "convtune/execution/dynlib.h"
 #include "convtune/execution/measure.h"
 #include "convtune/execution/runner.h"
+#include "convtune/core/timestamp.h"
 #include "convtune/execution/timer.h"
 #include "convtune/execution/workdir.h"
 #include "convtune/tune/tune.h"

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "convtune/core/error.h"
 #include "convtune/core/files.h"
 
 namespace convtune {
@@ -75,6 +76,48 @@ void store_compiled(const std::string& key, const std::vector<std::string>& file
   }
   if (ok) fs::rename(tmp, final_dir, ec);  // fails when another run stored it first: theirs is the same
   if (!ok || ec) fs::remove_all(tmp, ec);
+}
+
+// Precompiled headers kept in the cache (150 MB): two ISAs with and without
+// -fopenmp, and room for a wrapper's that does not push those out (the tests
+// make several); beyond it, the least recently used is made again (about a second).
+constexpr size_t kCachedHeaders = 6;
+
+std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
+                                                  const std::string& dir,
+                                                  const std::vector<std::string>& job_flags) {
+  const std::string h = dir + "/ct_intrin.h", text = "#include <" + header + ">\n";
+  write_work_file(h, text);
+  Compiler pch = cc;
+  pch.output_flags = {"-fPIC", "-x", "c-header"};  // -x before the source: no link_flags follow
+  pch.link_flags.clear();
+  // Cached like the driver's objects (driver_cache.h): making it is about a
+  // second of GCC, paid by every tune, bench and profile, and by most tests.
+  std::vector<std::string> inputs = pch.output_flags;
+  inputs.insert(inputs.end(), job_flags.begin(), job_flags.end());
+  inputs.push_back(text);
+  std::string key;
+  try {
+    key = compiled_key(pch, inputs);
+  } catch (const Error&) {
+    return {};  // no compiler: every compile will say so
+  }
+  const bool cached = fetch_compiled(key, {"ct_intrin.h.gch"}, dir);
+  if (!cached && !compile_one(pch, {h, h + ".gch", job_flags}).ok) return {};
+  std::vector<std::string> use{"-fPIC", "-include", h};
+  // A compiler that wrote a header it cannot read back (a wrapper, another
+  // compiler's format) would fail every compile: try one first.
+  write_work_file(dir + "/ct_intrin_check.c", "int ct_intrin_check;\n");
+  Compiler check = cc;
+  check.flags.insert(check.flags.end(), use.begin(), use.end());
+  check.output_flags = {"-c"};
+  check.link_flags.clear();
+  if (!compile_one(check, {dir + "/ct_intrin_check.c", dir + "/ct_intrin_check.o", job_flags}).ok) return {};
+  if (!cached) {
+    store_compiled(key, {"ct_intrin.h.gch"}, dir);  // only one that compiled a file
+    prune_compiled("ct_intrin.h.gch", kCachedHeaders);
+  }
+  return use;
 }
 
 }  // namespace convtune

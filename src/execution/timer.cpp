@@ -26,13 +26,6 @@ int64_t now_ns() {
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string utc_timestamp() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 Counters::Counters() {
   if (!papi_ready()) {
     why_none_ = "PAPI failed to initialise";

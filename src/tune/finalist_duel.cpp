@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "convtune/bench/bench.h"
+#include "convtune/execution/output_check.h"
 #include "convtune/core/files.h"
 #include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
@@ -103,7 +103,7 @@ int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, doub
 std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::function<bool()>& stop) {
   std::vector<size_t> ok;
   for (size_t i = 0; i < f.size(); ++i)
-    if (f[i].status == "ok") ok.push_back(i);
+    if (f[i].status == Status::ok) ok.push_back(i);
   if (ok.size() < 2) return "";
 
   // Shared objects whose function is named as the file (duel_child).
@@ -124,7 +124,7 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
       in.push_back(ok[j]);
       sos.push_back(jobs[j].output);
     } else {
-      f[ok[j]].status = "compile_error";
+      f[ok[j]].status = Status::compile_error;
       f[ok[j]].detail = "duel: " + built[j].log.substr(0, 600);
     }
   }
@@ -142,7 +142,7 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
     const ChildReport c = read_child(pr, in.size());
     std::vector<bool> drop(in.size(), false);
     for (const auto& [i, detail] : c.wrong) {
-      f[in[i]].status = "wrong_result";
+      f[in[i]].status = Status::wrong_result;
       f[in[i]].detail = "duel: " + detail;
       drop[i] = true;
     }
@@ -160,7 +160,7 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
              (c.error.empty() ? "its child: " + failure_text(pr, s.timeout_s) : c.error) +
              "): the re-measure ranks them";
     Finalist& x = f[in[size_t(c.running)]];
-    x.status = pr.timed_out ? "timeout" : "crash";
+    x.status = pr.timed_out ? Status::timeout : Status::crash;
     x.detail = "duel: " + failure_text(pr, s.timeout_s) + " in the duel's child, while it ran this kernel";
     drop[size_t(c.running)] = true;
     std::vector<size_t> kept;

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "convtune/baselines/baseline.h"
-#include "convtune/bench/bench.h"
+#include "convtune/execution/output_check.h"
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/json_lines.h"

@@ -9,6 +9,7 @@
 
 #include "convtune/core/isa.h"
 #include "convtune/execution/compiler.h"
+#include "convtune/execution/driver_cache.h"
 #include "convtune/execution/runner.h"
 #include "test_util.h"
 

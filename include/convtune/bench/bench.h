@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "convtune/tune/records.h"
+#include "convtune/bench/bench_entry.h"
+#include "convtune/execution/output_check.h"
 #include "convtune/execution/runner.h"
 #include "convtune/tune/tune.h"
 
@@ -20,20 +22,6 @@ struct BenchOptions {
   bool fresh_tune = false;  // tune first (tune.trials candidates) instead of reading the log
   std::string config;       // --config: bench this configuration's kernel instead (no log, no tune)
   int processes = 1;        // --processes: fresh processes, each a whole interleaved measurement (bench_processes.cpp)
-};
-
-struct BenchEntry {
-  explicit BenchEntry(std::string name_ = "", std::string impl_ = "", std::string missing_ = "")
-      : name(std::move(name_)), impl(std::move(impl_)), missing(std::move(missing_)) {}
-  std::string name;         // "convtune", "oneDNN", "im2col+OpenBLAS"
-  std::string impl;         // what ran: config, oneDNN implementation, OpenBLAS core
-  std::string missing;      // not run: why, and how to get it
-  double seconds = 0;       // median per call, at the peak's speed (the clock probe, measure.h at_reference)
-  std::vector<double> samples;
-  double max_error = 0;     // against the reference, at the checked points
-  double wall_seconds = 0;  // median wall-clock time per call, as measured
-  std::vector<double> probe_gflops;  // the clock probe's speed beside each sample
-  bool ran() const { return missing.empty(); }
 };
 
 struct BenchResult {
@@ -66,21 +54,11 @@ BenchResult bench_kernel(const BenchOptions& opt, Isa* isa);
 
 /// run_bench in opt.processes fresh processes (`convtune bench --config` of
 /// the kernel bench_kernel chose, one after another). A process's buffers,
-/// and so their physical pages and cache sets, are its own: on the Xeon of
-/// stop 31 one layer's ratio was 1.00 in one process and 1.07 in another.
+/// and so their physical pages and cache sets, are its own: one layer's
+/// ratio can differ by several % from one process to another.
 /// Every time is the median of the processes' medians; process_ratios keeps
 /// each one's convtune/oneDNN, and bench_ratio is their median.
 BenchResult run_bench_processes(const BenchOptions& opt);
-
-/// "" when `out` ([N][Ho][Wo][K], output_size() floats) matches the reference at every checked
-/// point, else the one-line error naming `who`, the element and `fix`;
-/// *max_error gets the largest difference.
-std::string check_output(const ProblemData& p, const float* out, const std::string& who,
-                         const std::string& fix, double* max_error = nullptr);
-inline std::string check_output(const ProblemData& p, const std::vector<float>& out, const std::string& who,
-                                const std::string& fix, double* max_error = nullptr) {
-  return check_output(p, out.data(), who, fix, max_error);
-}
 
 /// Human table and the --json object.
 std::string bench_summary(const BenchResult& r);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "convtune/bench/bench.h"
+#include "convtune/bench/bench_entry.h"
 #include "convtune/execution/clock_probe.h"
 
 namespace convtune {

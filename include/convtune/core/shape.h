@@ -57,6 +57,11 @@ struct Network {
 std::vector<Network> zoo();
 /// A layer by name ("yolo9000-12"); throws Error listing close names.
 Shape zoo_layer(const std::string& name);
+
+/// A file-name-safe layer name: the zoo or model name ("yolo9000-12"), else
+/// "N1_K512_C256_H34_..." for an ad-hoc --shape. Log directories, records,
+/// exported symbols and bench tables all name a layer by it.
+std::string layer_id(const Shape& s);
 /// A network by name ("resnet18"); throws Error listing the networks.
 Network zoo_network(const std::string& name);
 

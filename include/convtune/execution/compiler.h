@@ -5,9 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "convtune/offline/class_table.h"
-
 namespace convtune {
+
+/// What compiled a table or a kernel, for its provenance.
+struct CompilerInfo {
+  std::string command;  // "cc"
+  std::string version;  // first line of `cc --version`
+  std::vector<std::string> flags;
+};
 
 struct Compiler {
   std::vector<std::string> command;  // $CC split on blanks ("ccache gcc" works)
@@ -47,23 +52,6 @@ CompileResult compile_one(const Compiler& cc, const CompileJob& job);
 std::vector<CompileResult> compile_all(const Compiler& cc, const std::vector<CompileJob>& jobs,
                                        int parallel,
                                        const std::function<void(size_t)>& on_done = {});
-
-/// Precompiles the intrinsics header `header` (the ISA's, e.g. immintrin.h)
-/// into <dir>/ct_intrin.h.gch with cc's flags, `job_flags` and -fPIC, and
-/// returns the flags that use it: -fPIC -include <dir>/ct_intrin.h. A compile
-/// with other job flags (a macro such as -fopenmp's _REENTRANT) parses the
-/// header as before: GCC checks and ignores it. Parsing immintrin.h is about
-/// half of compiling a small kernel with GCC (0.4 of 0.9 s), and a tune
-/// compiles every candidate and finalist, a profile thousands of units. The
-/// generated C still includes the header itself (include guards make that a
-/// no-op), so exported kernels need nothing of this. Returns no flags when
-/// the compiler made no such file or cannot compile with it: compiles then
-/// work as before, only slower. A header that compiled the check is cached
-/// (driver_cache.h) under the compiler, its flags, `job_flags` and `header`,
-/// so later runs fetch it instead of spending the 1.1 s again.
-std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
-                                                  const std::string& dir,
-                                                  const std::vector<std::string>& job_flags = {});
 
 /// Default parallelism: the cores but one, at least 1.
 int default_jobs();

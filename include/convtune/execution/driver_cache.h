@@ -3,8 +3,8 @@
 // probe's peak loop) kept across runs in <cache_dir()>/driver/<key>/
 // (core/files.h), the key a hash of everything that goes into the files: the
 // compiler's command and version, the flags, the sources' text. Compiling
-// the driver (five files, about 1.3 s) was the fixed cost of every tune,
-// bench and profile, and of each generated-kernel test; like ccache, a
+// the driver (five files, over a second of GCC) would otherwise be the fixed
+// cost of every tune, bench and profile, and of each generated-kernel test; like ccache, a
 // changed compiler, flag or source is another key. Any failure of the cache
 // (no home directory, a full or read-only disk) only means compiling.
 #include <string>
@@ -36,5 +36,22 @@ void store_compiled(const std::string& key, const std::vector<std::string>& file
 /// big (a precompiled header is 25 MB) and a compiler wrapper in a new
 /// directory is a new key each time.
 void prune_compiled(const std::string& file, size_t keep);
+
+/// Precompiles the intrinsics header `header` (the ISA's, e.g. immintrin.h)
+/// into <dir>/ct_intrin.h.gch with cc's flags, `job_flags` and -fPIC, and
+/// returns the flags that use it: -fPIC -include <dir>/ct_intrin.h. A compile
+/// with other job flags (a macro such as -fopenmp's _REENTRANT) parses the
+/// header as before: GCC checks and ignores it. Parsing immintrin.h is about
+/// half of compiling a small kernel with GCC, and a tune
+/// compiles every candidate and finalist, a profile thousands of units. The
+/// generated C still includes the header itself (include guards make that a
+/// no-op), so exported kernels need nothing of this. Returns no flags when
+/// the compiler made no such file or cannot compile with it: compiles then
+/// work as before, only slower. A header that compiled the check is cached
+/// (driver_cache.h) under the compiler, its flags, `job_flags` and `header`,
+/// so later runs fetch it instead of spending about a second of GCC again.
+std::vector<std::string> precompiled_header_flags(const Compiler& cc, const std::string& header,
+                                                  const std::string& dir,
+                                                  const std::vector<std::string>& job_flags = {});
 
 }  // namespace convtune

@@ -10,9 +10,6 @@ namespace convtune {
 /// PAPI's real-time clock in nanoseconds (initialises PAPI on first use).
 int64_t now_ns();
 
-/// The current time as ISO 8601 UTC ("2026-11-21T05:01:45Z"), for records.
-std::string utc_timestamp();
-
 /// The counters we ask for: PAPI_TOT_CYC and cache misses.
 class Counters {
  public:

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/machine.h"
+#include "convtune/execution/compiler.h"
+#include "convtune/execution/status.h"
 #include "convtune/ukernel/ukernel.h"
 
 namespace convtune {
@@ -19,21 +21,15 @@ namespace convtune {
 //    (no fence: every figure is the plain kernel's).
 constexpr int kTableFormatVersion = 3;
 
-struct CompilerInfo {
-  std::string command;  // "cc"
-  std::string version;  // first line of `cc --version`
-  std::vector<std::string> flags;
-};
-
 struct UkRecord {
   std::string name;
   UkSizes sizes;
   std::string family = "paper";  // ukernel_family(); one of ClassTable::families
-  std::string status = "ok";  // ok | compile_error | crash | timeout | wrong_result
+  Status status = Status::ok;  // ok | compile_error | crash | timeout | wrong_result (never load_error)
   double gflops = 0;
   double percent_peak = 0;  // 0..100+
   bool selected = false;
-  TapFence fence = TapFence::none;  // the form gflops was measured in: the fastest (profile.cpp)
+  TapFence fence = TapFence::none;  // the form gflops was measured in: the fastest (profile_stages.h)
   std::vector<long long> counters;  // per call, names in ClassTable::counters; empty when absent
 };
 

@@ -88,9 +88,6 @@ TuneResult run_tune(const TuneOptions& opt);
 std::string tune_summary(const TuneResult& r);
 std::string tune_json(const TuneResult& r);
 
-/// A file-name-safe layer name ("yolo9000-12", or "K512_C256_H34_..." for --shape).
-std::string layer_id(const Shape& s);
-
 /// Where tune and bench keep a layer's log and kernel without --out:
 /// convtune-out/<layer> for one thread, convtune-out/<layer>-t<N> for N, and
 /// the epilogue before that (convtune-out/<layer>-bias-relu-t2), so that logs
