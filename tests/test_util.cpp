@@ -36,7 +36,7 @@ UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad) {
   return l;
 }
 
-UkRecord uk_record(UkSizes u, double percent, const std::string& status) {
+UkRecord uk_record(UkSizes u, double percent, Status status) {
   UkRecord r;
   r.name = ukernel_name(u, "avx512");
   r.sizes = u;

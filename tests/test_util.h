@@ -50,7 +50,7 @@ UkSizes uk(int k, int c, int w, int h, int r = 1, int s = 1);
 UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad);
 
 /// A profiled avx512 microkernel at `percent` of a 150 GFLOP/s peak.
-UkRecord uk_record(UkSizes u, double percent, const std::string& status = "ok");
+UkRecord uk_record(UkSizes u, double percent, Status status = Status::ok);
 
 /// An avx512 class table of these records (150 GFLOP/s peak, 80 % threshold),
 /// selected and classified as the profiler leaves it.

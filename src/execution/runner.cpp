@@ -174,7 +174,7 @@ RunResult conv_result(const ProcResult& p, double timeout_s) {
     try {
       const std::string status = j.at("status").get<std::string>();
       if (status == "ok") {
-        r.status = "ok";
+        r.status = Status::ok;
         r.seconds = j.at("median_s").get<double>();
         r.samples = j.at("samples").get<std::vector<double>>();
         if (j.contains("probe_s")) r.probe_s = j.at("probe_s").get<std::vector<double>>();
@@ -186,7 +186,7 @@ RunResult conv_result(const ProcResult& p, double timeout_s) {
         r.wall_seconds = r.seconds;
       } else if (status == "wrong_result" || status == "error") {
         // A driver that could not start its work ("error") did not load the code.
-        r.status = status == "error" ? "load_error" : status;
+        r.status = status == "error" ? Status::load_error : Status::wrong_result;
         r.detail = j.at("detail").get<std::string>();
       } else {
         throw std::runtime_error("unknown status");
@@ -194,12 +194,12 @@ RunResult conv_result(const ProcResult& p, double timeout_s) {
       return r;
     } catch (const std::exception&) {
       r = RunResult{};
-      r.status = "crash";
+      r.status = Status::crash;
       r.detail = "the driver reported an unreadable result: " + clipped(line);
       return r;
     }
   }
-  r.status = p.timed_out ? "timeout" : p.exit_code == 127 && !p.signal ? "load_error" : "crash";
+  r.status = p.timed_out ? Status::timeout : p.exit_code == 127 && !p.signal ? Status::load_error : Status::crash;
   r.detail = p.exit_code == 127 && !p.signal && !p.timed_out ? clipped(last) : failure(p, last, timeout_s);
   if (p.timed_out) r.detail += " (--timeout)";
   return r;
@@ -351,12 +351,12 @@ RunResult Runner::run_conv(const std::string& exe, const TimingProtocol& protoco
   const double idle =
       emulated_ ? (protocol.discard + protocol.repeat + 3) * (timeout_s + protocol.min_ms * 1e-3) : timeout_s;
   RunResult r = conv_result(run_lines(argv, idle), idle);
-  if (r.status == "ok" && !r.probe_s.empty()) {
+  if (r.status == Status::ok && !r.probe_s.empty()) {
     r.probe_gflops = probe_gflops(isa_, probes, r.probe_s);
     r.samples = at_reference(r.samples, r.probe_gflops, reference_gflops_);
     r.seconds = median(r.samples);
   }
-  if (emulated_ && (r.status == "ok" || r.counter_names.empty()))
+  if (emulated_ && (r.status == Status::ok || r.counter_names.empty()))
     r.counter_names = fmt::format("none: emulated under {} (timings not meaningful)", emulator());
   return r;
 }
@@ -390,8 +390,10 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
       try {
         const size_t pos = j.at("pos").get<size_t>();
         if (pos < got || pos >= todo.size()) return;
-        m.status = j.at("status").get<std::string>();
-        if (m.status == "ok") {
+        const std::string status = j.at("status").get<std::string>();  // the driver's: ok | wrong_result
+        if (status != "ok" && status != "wrong_result") throw std::runtime_error("unknown status");
+        m.status = status == "ok" ? Status::ok : Status::wrong_result;
+        if (m.status == Status::ok) {
           const UkSizes& u = cases[todo[pos]].u;
           const double flops = 2.0 * double(u.fmas()) * isa_.lanes * double(nc_time);
           const double median = j.at("median_s").get<double>();
@@ -407,7 +409,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
     if (got >= todo.size()) break;
     UkMeasured failed;
     // Silent until the limit, or dead: the microkernel in flight takes the blame.
-    failed.status = pr.timed_out ? "timeout" : "crash";
+    failed.status = pr.timed_out ? Status::timeout : Status::crash;
     done(todo[got], failed);
     from = got + 1;
   }
@@ -461,7 +463,7 @@ RunResult build_and_run_conv(const Isa& isa, bool emulated, const ProblemData& p
   CompileResult built = runner.build({{c_file, exe, cflags}}, 1, symbol, {}, p.epilogue)[0];
   if (!built.ok) {
     RunResult r;
-    r.status = "compile_error";
+    r.status = Status::compile_error;
     r.detail = built.log;
     return r;
   }

@@ -15,7 +15,7 @@ void ClassTable::select_and_classify() {
   const double cut = threshold * 100 - 1e-9;
   std::map<std::tuple<int, int, int, int, int>, std::vector<int>> groups;
   for (UkRecord& r : microkernels) {
-    r.selected = r.status == "ok" && r.percent_peak >= cut;
+    r.selected = r.status == Status::ok && r.percent_peak >= cut;
     if (r.selected)
       groups[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(r.sizes.h);
   }

@@ -120,7 +120,9 @@ class Reader {
   std::string origin_;
 };
 
-const char* const kStatuses[] = {"ok", "compile_error", "crash", "timeout", "wrong_result"};
+// A table's microkernels were compiled and run by the profile: any status but load_error.
+const std::vector<Status> kTableStatuses = {Status::ok, Status::compile_error, Status::crash, Status::timeout,
+                                           Status::wrong_result};
 
 }  // namespace
 
@@ -156,7 +158,7 @@ json table_to_json(const ClassTable& t) {
     json u = {{"name", r.name},
               {"sizes", sizes_json(r.sizes, true)},
               {"family", r.family},
-              {"status", r.status},
+              {"status", to_string(r.status)},
               {"gflops", round2(r.gflops)},
               {"percent_peak", round2(r.percent_peak)},
               {"selected", r.selected}};
@@ -240,9 +242,10 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
       if (std::find(t.families.begin(), t.families.end(), r.family) == t.families.end())
         rd.fail(p + "family", fmt::format("one of the table's families ({})", fmt::join(t.families, ", ")).c_str());
     }
-    r.status = rd.str(uks[i], "status", p);
-    if (std::find(std::begin(kStatuses), std::end(kStatuses), r.status) == std::end(kStatuses))
-      rd.fail(p + "status", "one of ok, compile_error, crash, timeout, wrong_result");
+    const std::optional<Status> status = status_from_text(rd.str(uks[i], "status", p));
+    if (!status || std::find(kTableStatuses.begin(), kTableStatuses.end(), *status) == kTableStatuses.end())
+      rd.fail(p + "status", ("one of " + status_list(kTableStatuses)).c_str());
+    r.status = *status;
     r.gflops = rd.bounded(uks[i], "gflops", p, 0, kMaxGflops);
     r.percent_peak = rd.bounded(uks[i], "percent_peak", p, 0, 1e6);
     r.selected = rd.boolean(uks[i], "selected", p);

@@ -12,9 +12,9 @@ std::string table_summary(const ClassTable& t) {
   size_t ok = 0, sel = 0;
   const UkRecord* best = nullptr;
   for (const auto& r : t.microkernels) {
-    if (r.status == "ok") ++ok;
+    if (r.status == Status::ok) ++ok;
     if (r.selected) ++sel;
-    if (r.status == "ok" && (!best || r.gflops > best->gflops)) best = &r;
+    if (r.status == Status::ok && (!best || r.gflops > best->gflops)) best = &r;
   }
   std::string o;
   o += fmt::format("class table: {}\n", t.origin.empty() ? "(unsaved)" : t.origin);
@@ -42,7 +42,7 @@ std::string table_summary(const ClassTable& t) {
   }
   size_t fenced[3] = {0, 0, 0}, fenced_sel[3] = {0, 0, 0};  // by TapFence
   for (const auto& r : t.microkernels) ++fenced[int(r.fence)], fenced_sel[int(r.fence)] += r.selected;
-  if (fenced[1] + fenced[2] > 0)  // format 3 (profile.cpp): the form each figure was measured in
+  if (fenced[1] + fenced[2] > 0)  // format 3 (profile_stages.h ProfileForm): the form each figure was measured in
     o += fmt::format("fastest with a tap fence: F(r) {} ({} selected), F(s) {} ({} selected)\n", fenced[1],
                      fenced_sel[1], fenced[2], fenced_sel[2]);
   if (best)

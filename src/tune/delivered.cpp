@@ -3,20 +3,31 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace convtune {
 
 namespace {
 
-// The winner of tune's top-k re-measure (finalists.json beside the log), or "".
-std::string finalists_winner(const std::string& log_path) {
+// The winner of tune's top-k re-measure (finalists.json beside the log), or
+// "" with what is wrong with a finalists.json that names none ("" when there
+// is no such file: tune --top 0).
+std::string finalists_winner(const std::string& log_path, std::string* problem) {
   const std::string dir = std::filesystem::path(log_path).parent_path().string();
-  std::ifstream f((dir.empty() ? "." : dir) + "/finalists.json");
+  const std::string path = (dir.empty() ? "." : dir) + "/finalists.json";
+  std::ifstream f(path, std::ios::binary);
   if (!f) return "";
-  nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-  return j.is_object() && j.contains("winner") && j["winner"].is_string() ? j["winner"].get<std::string>() : "";
+  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_object() && j.contains("winner") && j["winner"].is_string()) return j["winner"].get<std::string>();
+  const char* why = text.find_first_not_of(" \t\r\n") == std::string::npos ? "is empty"
+                    : j.is_discarded()                                      ? "is not JSON (corrupt or cut short)"
+                                                                            : "is not an object with a \"winner\" string";
+  *problem = fmt::format("'{}' {}", path, why);
+  return "";
 }
 
 }  // namespace
@@ -43,7 +54,7 @@ DeliveredKernel delivered_kernel(const std::vector<Record>& recs, const std::str
       if (d.other_shape.empty() && !d.other_threads && !d.other_epilogue) d.other_epilogue = r.epilogue;
       continue;
     }
-    if (r.status == "ok" && (!d.found || faster(r, d.record))) {
+    if (r.status == Status::ok && (!d.found || faster(r, d.record))) {
       d.record = r;
       d.found = true;
     }
@@ -53,13 +64,20 @@ DeliveredKernel delivered_kernel(const std::vector<Record>& recs, const std::str
     d.record = Record{};
     return d;
   }
-  const std::string winner = finalists_winner(log_path);
+  std::string problem;
+  const std::string winner = finalists_winner(log_path, &problem);
   for (const auto& r : recs)
-    if (r.status == "ok" && !winner.empty() && r.config == winner) {
+    if (r.status == Status::ok && !winner.empty() && r.config == winner) {
       d.record = r;
       d.finalist = true;
       break;
     }
+  if (!winner.empty() && !d.finalist)
+    problem = fmt::format("the finalists' winner '{}' beside '{}' has no correct record in that log", winner,
+                          log_path);
+  if (!problem.empty() && d.found)  // issue 60: not a silent fallback
+    d.finalists_note = problem + "; took the best correct record of the log instead (tune again with --resume to "
+                                 "re-measure the finalists)";
   return d;
 }
 

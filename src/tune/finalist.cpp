@@ -13,13 +13,13 @@ namespace convtune {
 
 std::vector<Record> top_records(const std::vector<Record>& records, size_t k) {
   // One list per session, a session being the records of one tune process:
-  // they share the peak that process measured (tune.cpp). Each list is
+  // they share the peak that process measured (tune_start_runner). Each list is
   // ranked by share of that peak (records.h relative_speed).
   std::vector<std::vector<Record>> sessions;
   std::map<double, size_t> session_of;
   std::set<std::string> seen;
   for (const Record& r : records) {
-    if (r.status != "ok" || !seen.insert(r.config).second) continue;
+    if (r.status != Status::ok || !seen.insert(r.config).second) continue;
     auto [it, added] = session_of.emplace(r.peak_gflops, sessions.size());
     if (added) sessions.emplace_back();
     sessions[it->second].push_back(r);
@@ -28,11 +28,10 @@ std::vector<Record> top_records(const std::vector<Record>& records, size_t k) {
   std::stable_sort(sessions.begin(), sessions.end(),
                    [](const std::vector<Record>& a, const std::vector<Record>& b) { return faster(a[0], b[0]); });
   // The sessions' bests in turn, then their seconds, and so on. Shares of
-  // different sessions' peaks compare only to a few %: on a Zen 5,
-  // yolo9000-5's log put its first session's best at 102 % of that session's
-  // peak, the last session re-measured it at 88 %, and by share alone none
-  // of the last session's three fastest kernels was a finalist (stop 51).
-  // Only the re-measure and the duel compare sessions.
+  // different sessions' peaks compare only to a few %: one kernel can read
+  // over 100 % of one session's peak and under 90 % of another's, and by
+  // share alone one session's kernels could then crowd another's fastest out
+  // of the finalists. Only the re-measure and the duel compare sessions.
   std::vector<Record> top;
   for (size_t rank = 0; top.size() < k; ++rank) {
     bool any = false;
@@ -53,9 +52,9 @@ void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProto
   for (int round = 0; round < rounds; ++round)
     for (size_t i : round_order(f.size(), size_t(round))) {
       if (stop()) return;
-      if (f[i].status != "ok") continue;
+      if (f[i].status != Status::ok) continue;
       RunResult r = runner.run_conv(f[i].exe, protocol, timeout_s);
-      if (r.status != "ok") {
+      if (r.status != Status::ok) {
         f[i].status = r.status;
         f[i].detail = fmt::format("re-measure round {}: {}", round + 1, r.detail);
         continue;
@@ -65,7 +64,7 @@ void remeasure(const Runner& runner, std::vector<Finalist>& f, const TimingProto
       f[i].round_gflops.push_back(flops / s * 1e-9);
     }
   for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i].status != "ok") continue;
+    if (f[i].status != Status::ok) continue;
     f[i].seconds = median(secs[i]);
     f[i].gflops = flops / f[i].seconds * 1e-9;
     const auto [lo, hi] = std::minmax_element(f[i].round_gflops.begin(), f[i].round_gflops.end());
@@ -78,7 +77,7 @@ void rank_finalists(std::vector<Finalist>& f) {
     return x.duel_gflops > 0 ? x.duel_gflops : x.gflops > 0 ? x.gflops : x.search_gflops;
   };
   std::stable_sort(f.begin(), f.end(), [&](const Finalist& a, const Finalist& b) {
-    if ((a.status == "ok") != (b.status == "ok")) return a.status == "ok";
+    if ((a.status == Status::ok) != (b.status == Status::ok)) return a.status == Status::ok;
     return figure(a) > figure(b);
   });
 }
@@ -89,10 +88,10 @@ int full_check(Runner& runner, const ProblemData& full, std::vector<Finalist>& f
   // Verifying is the point; the driver times afterwards, so keep that short.
   const TimingProtocol quick{1, 1, 0};
   for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i].status != "ok") continue;
+    if (f[i].status != Status::ok) continue;
     if (stop()) return -1;
     RunResult r = runner.run_conv(f[i].exe, quick, timeout_s);
-    if (r.status == "ok") {
+    if (r.status == Status::ok) {
       f[i].full_check = "passed";
       return int(i);
     }
@@ -108,7 +107,7 @@ nlohmann::json finalists_json(const std::vector<Finalist>& f) {
   for (const Finalist& x : f) {
     nlohmann::json j{{"config", x.config},
                      {"search_gflops", x.search_gflops},
-                     {"status", x.status},
+                     {"status", to_string(x.status)},
                      {"full_check", x.full_check},
                      {"winner", x.winner}};
     if (!x.detail.empty()) j["detail"] = x.detail;
@@ -134,7 +133,7 @@ std::string finalists_table(const std::vector<Finalist>& f, int rounds, int duel
   o += fmt::format("  {:>14} {:>14} {:>7} {:>8} {:>6}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread",
                    "duel", "IQR", "result", "config");
   for (const Finalist& x : f) {
-    const std::string result = x.winner ? "winner" : x.status != "ok" ? x.status : "";
+    const std::string result = x.winner ? "winner" : x.status != Status::ok ? to_string(x.status) : "";
     o += fmt::format("  {:>14.1f} {:>14} {:>7} {:>8} {:>6}  {:<13} {}\n", x.search_gflops,
                      x.gflops > 0 ? fmt::format("{:.1f}", x.gflops) : "-",
                      x.gflops > 0 ? fmt::format("{:.1f}%", x.spread) : "-",

@@ -21,7 +21,7 @@ nlohmann::json Record::to_json() const {
   j["strategy"] = strategy;
   j["seed"] = seed;
   j["trial"] = trial;
-  j["status"] = status;
+  j["status"] = to_string(status);
   if (!detail.empty()) j["detail"] = detail;
   j["seconds"] = seconds;
   j["samples"] = samples;
@@ -70,10 +70,7 @@ Record at_peak(Record r, double peak) {
   return r;
 }
 
-const std::vector<std::string>& record_statuses() {
-  static const std::vector<std::string> v = {"ok", "compile_error", "wrong_result", "crash", "timeout", "load_error"};
-  return v;
-}
+const std::vector<Status>& record_statuses() { return all_statuses(); }
 
 Record Record::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw Error(fmt::format("it is {}, not a JSON object", describe(j)));
@@ -85,10 +82,7 @@ Record Record::from_json(const nlohmann::json& j) {
   r.layer = text(j, "layer", true);
   r.shape = text(j, "shape", true);
   r.config = text(j, "config", true);
-  r.status = text(j, "status", true);
-  const auto& statuses = record_statuses();
-  if (std::find(statuses.begin(), statuses.end(), r.status) == statuses.end())
-    throw Error(fmt::format("status '{}' is not one of: {}", r.status, fmt::join(statuses, ", ")));
+  r.status = parse_status(text(j, "status", true), record_statuses());
   r.gflops = number(j, "gflops", true);
   r.choice = text(j, "choice");
   r.microkernels = array_of<std::string>(j, "microkernels", &json::is_string, "strings");

@@ -24,7 +24,7 @@ namespace {
 using test::TempDir;
 using test::write_file;
 
-UkRecord record(UkSizes u, double percent, const std::string& status = "ok") {
+UkRecord record(UkSizes u, double percent, Status status = Status::ok) {
   UkRecord r;
   r.name = "uk_h" + std::to_string(u.h);
   r.sizes = u;
@@ -63,7 +63,7 @@ ClassTable sample_table() {
   t.wall_seconds = 12.5;
   // Three differing only in h (h=3 below threshold), one failed, one of another class.
   t.microkernels = {record(sizes(2, 1, 1, 9), 91.25), record(sizes(2, 1, 1, 3), 60),
-                    record(sizes(2, 1, 1, 8), 80), record(sizes(2, 1, 1, 10), 99, "crash"),
+                    record(sizes(2, 1, 1, 8), 80), record(sizes(2, 1, 1, 10), 99, Status::crash),
                     record(sizes(1, 2, 14, 1, 3, 3), 85.5)};
   t.select_and_classify();
   return t;
@@ -264,6 +264,22 @@ std::string error_after_edit(const ClassTable& table, const std::function<void(n
 std::string key_error(const std::string& key, const std::string& what) {
   return "class table t.json: key '" + key + "' is missing or not " + what +
          "; re-run 'convtune profile' to rewrite it";
+}
+
+// A table's statuses are what a profile measures: every status but
+// load_error reads back as written; load_error and other text are refused.
+TEST(ClassTableTest, StatusesAreTheProfilesOnes) {
+  for (Status s : {Status::ok, Status::compile_error, Status::crash, Status::timeout, Status::wrong_result}) {
+    ClassTable t = sample_table();
+    t.microkernels[1].status = s;
+    const nlohmann::json j = table_to_json(t);
+    EXPECT_EQ(j["microkernels"][1]["status"], to_string(s));
+    EXPECT_EQ(table_from_json(j, "t.json").microkernels[1].status, s);
+  }
+  for (const char* bad : {"load_error", "great"})
+    EXPECT_EQ(error_after_edit(sample_table(), [&](nlohmann::json& j) { j["microkernels"][1]["status"] = bad; }),
+              key_error("microkernels[1].status", "one of ok, compile_error, crash, timeout, wrong_result"))
+        << bad;
 }
 
 TEST(ClassTableTest, AbsurdValuesAreRefused) {

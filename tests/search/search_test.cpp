@@ -674,7 +674,7 @@ TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
     }
 }
 
-// The caches of the Xeon of stops 25-29: 48 KiB L1d, 2 MiB L2 (L3 as 32 MiB).
+// The caches of a recent Xeon core: 48 KiB L1d, 2 MiB L2 (L3 as 32 MiB).
 SearchOptions xeon_caches() {
   SearchOptions o;
   o.l1d_bytes = 48 << 10;
@@ -755,8 +755,8 @@ TEST(Csa, BrgemmPlanTakesTheFewestLoadsPerFmaOn1x1Layers) {
 
 // Every start plan is measured before the descent first moves, even one
 // candidate per batch, and it moves to the fastest of them: the c-blocked
-// plan, last of them, here. (A tune's batches of 4 used to decide after CSA's
-// plan and three others and drop the rest.)
+// plan, last of them, here. (With a tune's batches of 4, deciding after CSA's
+// plan and three others would drop the rest.)
 TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
   SearchOptions o = xeon_caches();
   Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
@@ -789,7 +789,7 @@ TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
   }
 }
 
-// A resumed log that lacks start plans (written before they existed) has
+// A resumed log that lacks start plans (written by a version without them) has
 // them measured first, right after its best point; the ones it holds are
 // not measured again.
 TEST(Csa, AResumedDescentMeasuresTheStartPlansItLacks) {
@@ -929,7 +929,7 @@ TEST(Csa, SearchInfoInRecords) {
   r.layer = "x";
   r.shape = "s";
   r.config = "[T(1,c), V(k)]";
-  r.status = "ok";
+  r.status = Status::ok;
   EXPECT_FALSE(r.to_json().contains("search_info"));  // absent when a strategy says nothing
   Space sp = space_of(kTiny);
   SearchOptions o;

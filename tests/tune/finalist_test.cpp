@@ -46,7 +46,7 @@ test::CliResult tune_with_faults(const test::TempDir& td, const std::string& fau
   return r;
 }
 
-Record rec(const std::string& config, double gflops, const std::string& status = "ok") {
+Record rec(const std::string& config, double gflops, Status status = Status::ok) {
   Record r;
   r.config = config;
   r.gflops = gflops;
@@ -55,7 +55,7 @@ Record rec(const std::string& config, double gflops, const std::string& status =
 }
 
 TEST(Finalists, TopRecordsAreTheBestDistinctOkOnes) {
-  const std::vector<Record> log = {rec("a", 10), rec("b", 30), rec("c", 99, "wrong_result"), rec("b", 50),
+  const std::vector<Record> log = {rec("a", 10), rec("b", 30), rec("c", 99, Status::wrong_result), rec("b", 50),
                                    rec("d", 20), rec("e", 40)};
   std::vector<std::string> got;
   for (const Record& r : top_records(log, 3)) got.push_back(r.config);
@@ -97,7 +97,7 @@ TEST(Finalists, TopRecordsTakeEachSessionsBestInTurn) {
 }
 
 Finalist finalist(const std::string& config, double search, double remeasured, double duel = 0,
-                  const std::string& status = "ok") {
+                  Status status = Status::ok) {
   Finalist f;
   f.config = config;
   f.search_gflops = search;
@@ -115,7 +115,7 @@ std::vector<std::string> ranked(std::vector<Finalist> f) {
 }
 
 TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
-  EXPECT_EQ(ranked({finalist("slow-now", 90, 40), finalist("dropped", 95, 0, 0, "crash"),
+  EXPECT_EQ(ranked({finalist("slow-now", 90, 40), finalist("dropped", 95, 0, 0, Status::crash),
                     finalist("fast-now", 80, 60), finalist("unmeasured", 50, 0)}),
             (std::vector<std::string>{"fast-now", "unmeasured", "slow-now", "dropped"}));
   // The duel's figure outranks the re-measure's.

@@ -22,7 +22,7 @@ Record measured_on(const MachineId& m) {
   r.layer = "x";
   r.shape = "N=1,K=16,C=8,H=8,W=8,R=3,S=3,stride=1,pad=1";
   r.config = "[T(1,c), V(k)]";
-  r.status = "ok";
+  r.status = Status::ok;
   r.gflops = 10;
   r.machine = m;
   return r;

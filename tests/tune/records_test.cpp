@@ -20,7 +20,7 @@ Record sample(int64_t trial) {
   r.layer = "x";
   r.shape = "N=1,K=16,C=8,H=8,W=8,R=3,S=3,stride=1,pad=0";
   r.config = "[T(1,c), V(k)]";
-  r.status = "ok";
+  r.status = Status::ok;
   r.gflops = 10 + double(trial);
   r.seconds = 0.001;
   r.samples = {0.001};

@@ -108,7 +108,7 @@ TEST(WarmStart, StartsFromTheFinalistsWinner) {
     Record r;
     r.shape = kShape.to_string();
     r.config = config;
-    r.status = "ok";
+    r.status = Status::ok;
     r.gflops = r.real_gflops = gflops;
     r.percent_peak = gflops / 2;
     r.peak_gflops = 200;

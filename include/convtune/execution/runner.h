@@ -19,6 +19,7 @@
 #include "convtune/core/shape.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/measure.h"
+#include "convtune/execution/status.h"
 #include "convtune/execution/subprocess.h"
 #include "convtune/ukernel/codegen.h"
 
@@ -58,7 +59,7 @@ struct ProblemData {
 double reference_point(const ProblemData& p, int64_t index);
 
 struct RunResult {
-  std::string status = "crash";  // ok | wrong_result | crash | timeout | load_error
+  Status status = Status::crash;  // ok | wrong_result | crash | timeout | load_error; compile_error: build_and_run_conv
   std::string detail;            // why, for anything but ok
   double seconds = 0;            // median time per call; with a clock probe, at the reference speed
   std::vector<double> samples;   // kept measurements, seconds per call (likewise)
@@ -92,7 +93,7 @@ struct UkCase {
 
 /// One microkernel's measurement in a profile unit.
 struct UkMeasured {
-  std::string status = "crash";  // ok | wrong_result | crash | timeout
+  Status status = Status::crash;  // ok | wrong_result | crash | timeout (compile_error: profile_stages.cpp)
   double gflops = 0;
   std::vector<long long> counters;  // per call (natively, where the machine has them)
 };

@@ -22,7 +22,7 @@ struct Finalist {
   std::string config;
   double search_gflops = 0;         // the log's figure
   std::string exe;                  // built executable ("" when it did not build)
-  std::string status = "ok";        // ok, or why it was dropped (a record status)
+  Status status = Status::ok;       // ok, or why it was dropped
   std::string detail;               // what happened, for a dropped finalist
   std::vector<double> round_gflops; // one median per round, in round order
   double seconds = 0;               // median of the rounds' medians, per call

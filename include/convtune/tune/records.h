@@ -10,6 +10,7 @@
 
 #include "convtune/core/machine_id.h"
 #include "convtune/core/epilogue.h"
+#include "convtune/execution/status.h"
 
 namespace convtune {
 
@@ -24,7 +25,7 @@ struct Record {
   std::string strategy = "random";
   uint64_t seed = 0;
   int64_t trial = 0;     // 0-based index in this log
-  std::string status;    // ok | compile_error | wrong_result | crash | timeout | load_error
+  Status status = Status::crash;  // any status; the default until something ran and reported
   std::string detail;
   double seconds = 0;    // median per call; with a clock probe at the peak_gflops speed (runner.h run_conv)
   std::vector<double> samples;
@@ -57,8 +58,8 @@ struct Record {
 
 /// A record's speed as a share of the peak its own process measured (the
 /// clock probe's reference, runner.h): what compares across sessions whose
-/// clock differed (this Xeon's peak loop ran at 221 GFLOP/s in one session
-/// and 176 in the next). Its GFLOP/s when the peak is unknown (0).
+/// clock differed (one machine's peak loop can run a fifth slower in one
+/// session than in the next). Its GFLOP/s when the peak is unknown (0).
 double relative_speed(const Record& r);
 
 /// Whether `a` ran faster than `b` by relative_speed: how the finalists (within
@@ -70,8 +71,8 @@ bool faster(const Record& a, const Record& b);
 /// times unchanged); `r` itself when either peak is 0.
 Record at_peak(Record r, double peak);
 
-/// The statuses a record may have.
-const std::vector<std::string>& record_statuses();
+/// The statuses a record may have: all of them (status.h).
+const std::vector<Status>& record_statuses();
 
 /// Appends one record as one write() of the whole line; throws Error with the
 /// real errno when the log cannot be written (a short write is undone).
