@@ -73,7 +73,7 @@ class ProfileResume : public ::testing::Test {
     if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2";
     for (const auto& u : quick_subset(load_isa("avx2"))) {
       names[ukernel_name(u, "avx2")] = u;
-      // profile.cpp measures every form: the plain code and each fence it can take.
+      // The profile measures every form (profile_stages.h ProfileForm): the plain code and each fence it can take.
       forms += 1 + fence_fits(TapFence::r, u) + fence_fits(TapFence::s, u);
     }
   }

@@ -3,6 +3,7 @@
 // one is recorded while the rest are still measured.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "convtune/core/isa.h"
@@ -36,11 +37,11 @@ TEST(ProfileUnit, WrongAndCrashingMicrokernelsAreRecordedAndTheRestMeasured) {
   runner.measure_unit(td.file("unit"), cases, 0, {0, 1, 2, 3}, 4, 8, TimingProtocol{0.1, 1, 0},
                       [&](size_t i, const UkMeasured& m) { got[i] = m; });
   ASSERT_EQ(got.size(), 4u);
-  EXPECT_EQ(got[0].status, "ok");
+  EXPECT_EQ(got[0].status, Status::ok);
   EXPECT_GT(got[0].gflops, 0);
-  EXPECT_EQ(got[1].status, "wrong_result");
-  EXPECT_EQ(got[2].status, "crash");
-  EXPECT_EQ(got[3].status, "ok");
+  EXPECT_EQ(got[1].status, Status::wrong_result);
+  EXPECT_EQ(got[2].status, Status::crash);
+  EXPECT_EQ(got[3].status, Status::ok);
   EXPECT_GT(got[3].gflops, 0);
 }
 
@@ -67,7 +68,8 @@ TEST(ProfileUnit, ThePeakLoopRuns) {
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
   test::TempDir td;
   Runner runner(isa, false, default_cpu(), td.path());
-  EXPECT_GT(runner.peak_gflops(), 1.0);
+  const double peak = runner.peak_gflops();
+  EXPECT_TRUE(std::isfinite(peak) && peak > 0) << peak;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ struct ProfileResult {
   ClassTable table;            // complete unless interrupted
   bool interrupted = false;    // Ctrl-C: the journal holds everything measured
   size_t resumed_first = 0, resumed_again = 0;    // measurements read back from the journal
-  size_t measured_first = 0, measured_again = 0;  // measured by this run (forms: plain and each fence, profile.cpp)
+  size_t measured_first = 0, measured_again = 0;  // measured by this run (forms: plain and fenced, profile_stages.h)
 };
 
 /// The quick subset: for every family and (r, s) pair, the microkernels at the
@@ -44,9 +44,9 @@ std::vector<UkSizes> quick_subset(const Isa& isa);
 /// convolution (oneDNN's brgconv sizes its c blocks to stay in L2). Its
 /// reduction is halved (to 16 at least) until its weights fit half of this
 /// machine's L2 (l2_bytes; 0 = unknown, taken as 2 MiB), the rest left to the
-/// input rows. A fixed 1 MiB (half the Xeon's L2) put k3c2w2h2r3s3's 884 KB of
-/// weights past Zen 3's 512 KiB L2: 39 % of peak there (76 % with this rule),
-/// and 1 of 221 taps microkernels selected (40 with this rule).
+/// input rows. A fixed 1 MiB (half of a 2 MiB L2) would put k3c2w2h2r3s3's
+/// 884 KB of weights past a 512 KiB L2 (AMD Zen 3's): it would measure at
+/// half its speed with this rule, and few taps microkernels would be selected.
 int64_t profile_nc(const Isa& isa, const UkSizes& u, int64_t l2_bytes);
 
 /// Runs the whole offline stage (or the rest of a journaled one) and returns
