@@ -1,6 +1,7 @@
 # Optional baselines for `convtune bench`: oneDNN (libdnnl-dev), OpenBLAS
 # (libopenblas-dev), XNNPACK and LIBXSMM, all from Debian. Without them the
-# stubs are built and bench says what is missing.
+# stubs are built and bench says what is missing (cmake/optional.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/optional.cmake)
 option(CONVTUNE_WITH_ONEDNN "Build the oneDNN baseline when oneDNN is found" ON)
 option(CONVTUNE_WITH_OPENBLAS "Build the im2col+OpenBLAS baseline when OpenBLAS is found" ON)
 set(CT_BASELINE_SOURCES src/baselines/layouts.cpp)
@@ -10,15 +11,12 @@ if(CONVTUNE_WITH_ONEDNN)
   find_library(CT_DNNL_LIBRARY dnnl)
   find_package(OpenMP COMPONENTS CXX)  # oneDNN's Debian build uses OpenMP threads
 endif()
-if(CONVTUNE_WITH_ONEDNN AND CT_DNNL_INCLUDE_DIR AND CT_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
-  message(STATUS "bench baseline oneDNN: ${CT_DNNL_LIBRARY}")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/onednn.cpp)
-  set(CONVTUNE_HAVE_DNNL ON)
-else()
-  message(STATUS "bench baseline oneDNN: not found (apt-get install libdnnl-dev)")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/onednn_missing.cpp)
-  set(CONVTUNE_HAVE_DNNL OFF)
-endif()
+ct_optional_dependency(
+  GROUP BASELINES LABEL "bench baseline oneDNN" HAVE CONVTUNE_HAVE_DNNL LIST CT_BASELINE_SOURCES
+  WHEN CONVTUNE_WITH_ONEDNN AND CT_DNNL_INCLUDE_DIR AND CT_DNNL_LIBRARY AND OpenMP_CXX_FOUND
+  SHOW CT_DNNL_LIBRARY INSTALL libdnnl-dev
+  SOURCES src/baselines/onednn.cpp MISSING src/baselines/onednn_missing.cpp
+  INCLUDES ${CT_DNNL_INCLUDE_DIR} LIBS ${CT_DNNL_LIBRARY} OpenMP::OpenMP_CXX DEFINES CONVTUNE_HAVE_DNNL=1)
 
 if(CONVTUNE_WITH_OPENBLAS)
   pkg_check_modules(CT_OPENBLAS QUIET openblas)
@@ -38,15 +36,12 @@ if(CONVTUNE_WITH_OPENBLAS)
     unset(CMAKE_REQUIRED_LIBRARIES)
   endif()
 endif()
-if(CONVTUNE_WITH_OPENBLAS AND CT_OPENBLAS_USABLE)
-  message(STATUS "bench baseline OpenBLAS: ${CT_OPENBLAS_LIB}")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/im2col_blas.cpp)
-  set(CONVTUNE_HAVE_OPENBLAS ON)
-else()
-  message(STATUS "bench baseline OpenBLAS: not found (apt-get install libopenblas-dev)")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/im2col_blas_missing.cpp)
-  set(CONVTUNE_HAVE_OPENBLAS OFF)
-endif()
+ct_optional_dependency(
+  GROUP BASELINES LABEL "bench baseline OpenBLAS" HAVE CONVTUNE_HAVE_OPENBLAS LIST CT_BASELINE_SOURCES
+  WHEN CONVTUNE_WITH_OPENBLAS AND CT_OPENBLAS_USABLE
+  SHOW CT_OPENBLAS_LIB INSTALL libopenblas-dev
+  SOURCES src/baselines/im2col_blas.cpp MISSING src/baselines/im2col_blas_missing.cpp
+  INCLUDES ${CT_OPENBLAS_INCLUDE} LIBS ${CT_OPENBLAS_LIB} DEFINES CONVTUNE_HAVE_OPENBLAS=1)
 
 option(CONVTUNE_WITH_XNNPACK "Build the XNNPACK baseline when XNNPACK is found" ON)
 if(CONVTUNE_WITH_XNNPACK)
@@ -55,15 +50,13 @@ if(CONVTUNE_WITH_XNNPACK)
   find_library(CT_XNNPACK_LIB XNNPACK)
   find_library(CT_PTHREADPOOL_LIB pthreadpool)
 endif()
-if(CONVTUNE_WITH_XNNPACK AND CT_XNNPACK_INCLUDE AND CT_PTHREADPOOL_INCLUDE AND CT_XNNPACK_LIB AND CT_PTHREADPOOL_LIB)
-  message(STATUS "bench baseline XNNPACK: ${CT_XNNPACK_LIB}")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/xnnpack.cpp)
-  set(CONVTUNE_HAVE_XNNPACK ON)
-else()
-  message(STATUS "bench baseline XNNPACK: not found (apt-get install libxnnpack-dev libpthreadpool-dev)")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/xnnpack_missing.cpp)
-  set(CONVTUNE_HAVE_XNNPACK OFF)
-endif()
+ct_optional_dependency(
+  GROUP BASELINES LABEL "bench baseline XNNPACK" HAVE CONVTUNE_HAVE_XNNPACK LIST CT_BASELINE_SOURCES
+  WHEN CONVTUNE_WITH_XNNPACK AND CT_XNNPACK_INCLUDE AND CT_PTHREADPOOL_INCLUDE AND CT_XNNPACK_LIB AND CT_PTHREADPOOL_LIB
+  SHOW CT_XNNPACK_LIB INSTALL libxnnpack-dev libpthreadpool-dev
+  SOURCES src/baselines/xnnpack.cpp MISSING src/baselines/xnnpack_missing.cpp
+  INCLUDES ${CT_XNNPACK_INCLUDE} ${CT_PTHREADPOOL_INCLUDE} LIBS ${CT_XNNPACK_LIB} ${CT_PTHREADPOOL_LIB}
+  DEFINES CONVTUNE_HAVE_XNNPACK=1)
 
 option(CONVTUNE_WITH_LIBXSMM "Build the LIBXSMM baseline when LIBXSMM is found" ON)
 if(CONVTUNE_WITH_LIBXSMM)
@@ -79,37 +72,16 @@ if(CONVTUNE_WITH_LIBXSMM)
   endif()
   find_package(OpenMP COMPONENTS CXX)  # execute_st per thread id in an OpenMP team
 endif()
-if(CONVTUNE_WITH_LIBXSMM AND CT_LIBXSMM_LIB AND CT_LIBXSMM_BLAS AND CT_LIBXSMM_INCLUDE AND OpenMP_CXX_FOUND)
-  message(STATUS "bench baseline LIBXSMM: ${CT_LIBXSMM_LIB}")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/libxsmm.cpp)
-  set(CONVTUNE_HAVE_LIBXSMM ON)
-else()
-  message(STATUS "bench baseline LIBXSMM: not found (apt-get install libxsmm-dev)")
-  list(APPEND CT_BASELINE_SOURCES src/baselines/libxsmm_missing.cpp)
-  set(CONVTUNE_HAVE_LIBXSMM OFF)
-endif()
+ct_optional_dependency(
+  GROUP BASELINES LABEL "bench baseline LIBXSMM" HAVE CONVTUNE_HAVE_LIBXSMM LIST CT_BASELINE_SOURCES
+  WHEN CONVTUNE_WITH_LIBXSMM AND CT_LIBXSMM_LIB AND CT_LIBXSMM_BLAS AND CT_LIBXSMM_INCLUDE AND OpenMP_CXX_FOUND
+  SHOW CT_LIBXSMM_LIB INSTALL libxsmm-dev
+  SOURCES src/baselines/libxsmm.cpp MISSING src/baselines/libxsmm_missing.cpp
+  INCLUDES ${CT_LIBXSMM_INCLUDE} LIBS ${CT_LIBXSMM_LIB} ${CT_LIBXSMM_BLAS} OpenMP::OpenMP_CXX
+  DEFINES CONVTUNE_HAVE_LIBXSMM=1)
 
-# Links the found baselines into `target` and defines CONVTUNE_HAVE_DNNL /
-# CONVTUNE_HAVE_OPENBLAS for it and its users.
+# Links the found baselines into `target` and defines CONVTUNE_HAVE_DNNL,
+# _OPENBLAS, _XNNPACK and _LIBXSMM for it and its users.
 function(ct_use_baselines target)
-  if(CONVTUNE_HAVE_DNNL)
-    target_include_directories(${target} PRIVATE ${CT_DNNL_INCLUDE_DIR})
-    target_link_libraries(${target} PRIVATE ${CT_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
-    target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_DNNL=1)
-  endif()
-  if(CONVTUNE_HAVE_OPENBLAS)
-    target_include_directories(${target} PRIVATE ${CT_OPENBLAS_INCLUDE})
-    target_link_libraries(${target} PRIVATE ${CT_OPENBLAS_LIB})
-    target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_OPENBLAS=1)
-  endif()
-  if(CONVTUNE_HAVE_XNNPACK)
-    target_include_directories(${target} PRIVATE ${CT_XNNPACK_INCLUDE} ${CT_PTHREADPOOL_INCLUDE})
-    target_link_libraries(${target} PRIVATE ${CT_XNNPACK_LIB} ${CT_PTHREADPOOL_LIB})
-    target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_XNNPACK=1)
-  endif()
-  if(CONVTUNE_HAVE_LIBXSMM)
-    target_include_directories(${target} PRIVATE ${CT_LIBXSMM_INCLUDE})
-    target_link_libraries(${target} PRIVATE ${CT_LIBXSMM_LIB} ${CT_LIBXSMM_BLAS} OpenMP::OpenMP_CXX)
-    target_compile_definitions(${target} PUBLIC CONVTUNE_HAVE_LIBXSMM=1)
-  endif()
+  ct_use_optional(${target} BASELINES)
 endfunction()

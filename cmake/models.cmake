@@ -1,23 +1,21 @@
 # Optional model import: ONNX (Debian libonnx-dev + libprotobuf-dev) for
-# --onnx. Without it the stub is built and --onnx says what to install.
+# --onnx. Without it the stub is built and --onnx says what to install
+# (cmake/optional.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/optional.cmake)
 option(CONVTUNE_WITH_ONNX "Read ONNX models (--onnx) when the ONNX library is found" ON)
 set(CT_MODEL_SOURCES)
 if(CONVTUNE_WITH_ONNX)
   find_package(ONNX CONFIG QUIET)
   find_package(Protobuf QUIET)
 endif()
-if(CONVTUNE_WITH_ONNX AND ONNX_FOUND AND TARGET onnx AND Protobuf_FOUND)
-  message(STATUS "ONNX models: ${ONNX_DIR}")
-  list(APPEND CT_MODEL_SOURCES src/models/onnx_model.cpp src/models/onnx_report.cpp)
-  set(CONVTUNE_HAVE_ONNX ON)
-else()
-  message(STATUS "ONNX models: not found (apt-get install libonnx-dev libprotobuf-dev)")
-  list(APPEND CT_MODEL_SOURCES src/models/onnx_model_missing.cpp src/models/onnx_report.cpp)
-  set(CONVTUNE_HAVE_ONNX OFF)
-endif()
+ct_optional_dependency(
+  GROUP MODELS LABEL "ONNX models" HAVE CONVTUNE_HAVE_ONNX LIST CT_MODEL_SOURCES
+  WHEN CONVTUNE_WITH_ONNX AND ONNX_FOUND AND TARGET onnx AND Protobuf_FOUND
+  SHOW ONNX_DIR INSTALL libonnx-dev libprotobuf-dev
+  SOURCES src/models/onnx_model.cpp src/models/onnx_report.cpp
+  MISSING src/models/onnx_model_missing.cpp src/models/onnx_report.cpp
+  LIBS onnx onnx_proto protobuf::libprotobuf)
 
 function(ct_use_models target)
-  if(CONVTUNE_HAVE_ONNX)
-    target_link_libraries(${target} PRIVATE onnx onnx_proto protobuf::libprotobuf)
-  endif()
+  ct_use_optional(${target} MODELS)
 endfunction()

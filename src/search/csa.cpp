@@ -4,9 +4,9 @@
 // accumulators stay in registers for. SConv's microkernel holds them over the
 // full R x S filter; ours holds them over the c reuse loop only (000 §4.2),
 // with the R/r x S/s filter loops above it, so a call covers r x s taps and
-// Eq. 1 uses r*s, not R*S. Keeping R*S there made N_c 9x too small on 3x3
-// layers: accumulators reloaded every few FMAs, 21-77% of the best found
-// (bench/results/convergence). N_c, K2 and K3 come from the L1/L2/L3
+// Eq. 1 uses r*s, not R*S. Keeping R*S there would make N_c 9x too small on
+// 3x3 layers: accumulators reloaded every few FMAs, far below the best the
+// searches find. N_c, K2 and K3 come from the L1/L2/L3
 // capacity constraints (Eq. 1-5); input- or weight-stationary from the cost
 // model (Eq. 6-14).
 // Our space has no partial tiles (000 §3.2), so every count is the largest
@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "convtune/core/divisors.h"
 #include "convtune/core/error.h"
 #include "convtune/search/search.h"
 
@@ -30,22 +31,12 @@ constexpr double kLine = 64;                               // cache line (bytes)
 constexpr double kCostL2 = 10, kCostL3 = 30, kCostDram = 300;  // cycles, SConv CSA.cpp defaults
 constexpr double kDt = 4;                                  // float32
 
-std::vector<int64_t> divisors_desc(int64_t n) {
-  std::vector<int64_t> lo, hi;
-  for (int64_t i = 1; i * i <= n; ++i)
-    if (n % i == 0) {
-      lo.push_back(i);
-      if (i != n / i) hi.push_back(n / i);
-    }
-  hi.insert(hi.end(), lo.rbegin(), lo.rend());
-  return hi;
-}
-
 // The largest divisor of n for which fits() holds, else 1.
 template <typename F>
 int64_t largest(int64_t n, F fits) {
-  for (int64_t d : divisors_desc(n))
-    if (fits(d)) return d;
+  const std::vector<int64_t> ds = divisors(n);
+  for (auto d = ds.rbegin(); d != ds.rend(); ++d)
+    if (fits(*d)) return *d;
   return 1;
 }
 
@@ -140,9 +131,9 @@ Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const 
 // CSA's channel sets are its outermost loop: every output tile is reloaded
 // and stored C/N_c times (yolo9000-12: 16 times its 2.3 MB output). oneDNN's
 // brgconv instead reduces the whole C (and the filter) under one output tile
-// and streams the weights from L2. Measured on a Zen 5 with the same
-// microkernels, that order beat the 20-trial descents from CSA's plan by
-// 5-16 % on yolo9000-2/-4/-12, so the descents measure it too. Nest: the P
+// and streams the weights from L2. With the same microkernels that order
+// can beat the descents from CSA's plan by several % (yolo9000-2, -4, -12),
+// so the descents measure it too. Nest: the P
 // split; k blocks whose weights fit L2 (beta as Eq. 4); the output tiles, h
 // then w (the pair's rows last); the k tiles of a block; the taps the
 // microkernel leaves; the whole C in the microkernel's reuse loop.
@@ -162,11 +153,11 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
 // brgconv blocks the input channels as well; here the C loop goes above the
 // output tiles in blocks whose weights fit L1, the output tiles of one k tile
 // stay in L2 across the blocks, and Pf(w) brings the next block in while the
-// calls of this one run (config.h). On the Xeon of stop 28, yolo9000-18's
-// 100-trial winner (the whole C under each call) ran at 1.00 of oneDNN, this
-// plan with its microkernel, [T(16,k), T(32,c), T(17,w), Lseq(h,..), T(16,c),
-// ...,Pf(w)], at 1.05-1.07, with blocks of 8 and 32 channels at 0.99 and 1.06;
-// resnet18-12's winner has the same form. Empty where the block would be the
+// calls of this one run (config.h). On yolo9000-18 this plan with the
+// search winner's microkernel, [T(16,k), T(32,c), T(17,w), Lseq(h,..),
+// T(16,c), ...,Pf(w)], runs a few % ahead of that winner (the whole C under
+// each call), where blocks of 8 channels gain nothing; resnet18-12's winner
+// has the same form. Empty where the block would be the
 // whole C or one k tile's output does not fit L2.
 Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, double l1, double l2) {
   const Shape& sh = space.shape;
@@ -185,11 +176,11 @@ Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, d
 // A layer with few MACs per output (yolo9000-0: C = 3, 27 per output, a
 // 38 MB output) is bound by its stores. A one-row microkernel holding all K
 // stores w*K contiguous floats per call; CSA's pick there, k2w2h{5,6}, stores
-// 2 pixels on each of 6 rows 68 KiB apart. On the Zen 5 k2c1w8h1r3s3 in this
-// order ran at 86 % of peak against 72 % for the best of 20 trials from
-// CSA's (oneDNN: 87 %). Only for C*R*S <= 32 MACs per output, where a
-// 64-byte output vector takes at most 16 cycles of FMAs: on resnet18-1
-// (147) and yolo9000-2 (288) the k4 one-row kernels this picks ran at 43-46 %.
+// 2 pixels on each of 6 rows 68 KiB apart. k2c1w8h1r3s3 in this order comes
+// near oneDNN there, well ahead of the descents from CSA's plan. Only for
+// C*R*S <= 32 MACs per output, where a 64-byte output vector takes at most
+// 16 cycles of FMAs: on resnet18-1 (147) and yolo9000-2 (288) the k4 one-row
+// kernels this would pick run below half the peak.
 // The widest such whole-filter choice, or -1.
 int streaming_choice(const Space& space) {
   const Shape& sh = space.shape;
@@ -209,10 +200,9 @@ int streaming_choice(const Space& space) {
 // (bd * ld), with bd*ld accumulators, ld weight vectors and a broadcast in
 // the register file (brgemm_utils.cpp). CSA's key takes the largest tile
 // instead: k2 x h13 on yolo9000-19, 15 loads per 26 FMAs, where k4 x h6 loads
-// 10 per 24. On the Zen 5 that k4 x h{6,5} pair over Flat(hw), the whole C in
-// its reuse loop, ran at 1.03-1.05 of oneDNN on yolo9000-9/-19 and resnet18-3
-// against 1.00-1.01 for the 144-trial winners (bench/results/
-// zen5-4b0ca38-1x1-spread). Only on 1x1 layers, where it was measured. A
+// 10 per 24. That k4 x h{6,5} pair over Flat(hw), the whole C in its reuse
+// loop, runs a few % ahead of the searches' winners on yolo9000-9/-19 and
+// resnet18-3. Only on 1x1 layers, where it was measured. A
 // pair counts its larger part's registers and its mean pixels per call; ties
 // go to the larger c step, then a single microkernel. The choice, or -1.
 int brgemm_choice(const Space& space, int registers) {

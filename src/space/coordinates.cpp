@@ -32,14 +32,6 @@ size_t draw(std::mt19937_64& rng, size_t n) { return std::uniform_int_distributi
 
 }  // namespace
 
-std::vector<int64_t> prime_factors(int64_t n) {
-  std::vector<int64_t> v;
-  for (int64_t p = 2; p * p <= n; ++p)
-    for (; n % p == 0; n /= p) v.push_back(p);
-  if (n > 1) v.push_back(n);
-  return v;
-}
-
 CoordinateView::CoordinateView(const Space& space) : space_(space) {
   if (space.choices.empty()) throw Error("the search space has no microkernel choice");
   for (const UkChoice& ch : space.choices)

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "convtune/core/divisors.h"
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/space/wino_transform.h"
@@ -20,19 +21,6 @@
 namespace convtune {
 
 namespace {
-
-
-// Divisors of n >= 1, ascending.
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> lo, hi;
-  for (int64_t i = 1; i * i <= n; ++i)
-    if (n % i == 0) {
-      lo.push_back(i);
-      if (i != n / i) hi.push_back(n / i);
-    }
-  lo.insert(lo.end(), hi.rbegin(), hi.rend());
-  return lo;
-}
 
 // Pair choices beyond this many (only for a tall output with a highly
 // composite Ho) would make the space and its size() slow without adding
@@ -323,7 +311,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   const Shape shape = view_shape(view, sp.shape);
   const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
-    if (!r.selected || r.status != "ok" || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
+    if (!r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
     ch.fence = r.fence;
@@ -343,7 +331,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
       UkSizes u = cls.sizes;
       u.h = h;
       const UkRecord* r = table.find(u);
-      return r && r->selected && r->status == "ok" ? r : nullptr;
+      return r && r->selected && r->status == Status::ok ? r : nullptr;
     };
     std::vector<int> hs = cls.h;  // a table read from a file may be unsorted
     std::sort(hs.begin(), hs.end());
@@ -458,13 +446,14 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   add_choices(sp, table, View{});
   // config.h Flat(hw): the same microkernels over the Ho*Wo pixels as one
   // column. Whether its streams beat the rows' is a matter of the whole
-  // layer, not of the profile (both near 99 % on the 1x1 Yolo layers, then
-  // 97 % flat against 95 % on rows in yolo9000-13, the other way in -9):
+  // layer, not of the profile (on the 1x1 Yolo layers both come near the
+  // peak, flat ahead on yolo9000-13 and the rows ahead on -9):
   // the search decides, and the sampler gives each view half its trials.
   if (flat_eligible(shape)) add_choices(sp, table, View{View::flat, 0});
   // config.h Wino(2): the 1x1 microkernels over the tiles of Winograd
-  // F(2x2,3x3), 2.25x fewer multiply-adds than the rows' (yolo9000-12 by hand:
-  // 1.88x oneDNN's brgconv). With --threads > 1: Wino(2,b,threads), the
+  // F(2x2,3x3), 2.25x fewer multiply-adds than the rows', which can beat a
+  // direct convolution such as oneDNN's brgconv on 3x3 layers like
+  // yolo9000-12. With --threads > 1: Wino(2,b,threads), the
   // blocks shared among the threads (View::threads).
   if (threads == 1 && wino_eligible(shape)) {
     add_choices(sp, table, View{View::wino, 0});
@@ -481,7 +470,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
   for (const UkRecord& r : table.microkernels)
-    if (r.status == "ok" && divides(r.sizes, r.sizes.h, shape, lanes) &&
+    if (r.status == Status::ok && divides(r.sizes, r.sizes.h, shape, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
   if (!best) {
@@ -489,7 +478,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
     // bound): the best pair of one class among all that ran, selected or not.
     std::map<std::tuple<int, int, int, int, int>, std::vector<const UkRecord*>> classes;
     for (const UkRecord& r : table.microkernels)
-      if (r.status == "ok" && divides(r.sizes, 1, shape, lanes))
+      if (r.status == Status::ok && divides(r.sizes, 1, shape, lanes))
         classes[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(&r);
     UkChoice pick;
     double pick_gflops = 0;
@@ -558,12 +547,12 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   // 000 §6.1: a choice uniformly, then a divisor of the remaining c for the
   // reuse loop. With the Flat(hw) view beside the rows, first a view, each
   // half the time: the flat view has far more (a, b) counts (every
-  // a*h1 + b*h2 dividing Ho*Wo), and drawn among all choices they took 98 of
-  // yolo9000-9's 100 samples, none of them faster (stop 37).
+  // a*h1 + b*h2 dividing Ho*Wo), and drawn among all choices they would take
+  // nearly every sample of a 1x1 layer such as yolo9000-9, none of them faster.
   // Wino(2) is a third view, drawn likewise: each view that has choices, uniformly.
   // A view's choices are contiguous (add_choices adds one view at a time).
-  // One view draws nothing here and two draw(2), as before Wino(2) existed,
-  // so those layers' seeds keep their samples.
+  // One view draws nothing here and two draw(2), as if Wino(2) did not exist,
+  // so a layer without it keeps its samples for a seed.
   std::vector<std::vector<size_t>> views;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     if (views.empty() || space.choices[views.back()[0]].view != space.choices[i].view) views.emplace_back();
@@ -612,17 +601,17 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
   for (const Spec& s : microkernel_specs(ch, reuse)) c.specs.push_back(s);
   c.fence = ch.fence;  // the form the profile measured fastest; local searches tune it from there
   // Pf(w) half the time where it applies: it pays where weights stream from
-  // beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN, bench/results/xeon-125db74-100) and costs a little elsewhere.
+  // beyond L2 (resnet18-12's, config.h) and costs a little elsewhere.
   c.prefetch = prefetch_loop(c) >= 0 && draw(2) == 1;
   // Pf(o) half the time: a switch that gains some layers and costs others
-  // (config.h). Drawn last: the rest of a sample comes from the same draws as
-  // before Pf(o) existed.
+  // (config.h). Drawn last, so the rest of a sample comes from the same draws
+  // as without the switch (a seed keeps its loops).
   c.prefetch_out = draw(2) == 1;
-  // Nt(o) one time in eight, drawn after Pf(o) for the same reason. It lost
-  // on 22 of 23 ResNet-18 and Yolo-9000 layers on the Zen 5 (tune's log, the
-  // same configuration with and without it: up to 15 % slower, bench/results/
-  // zen5-9e8a3f4-nt-104-p3), so half the random samples would spend trials
-  // on it; every configuration with it stays reachable (size() counts them).
+  // Nt(o) one time in eight, drawn after Pf(o) for the same reason. It loses
+  // on nearly every ResNet-18 and Yolo-9000 layer (the same configuration
+  // with and without it, up to 15 % slower with it), so half the random
+  // samples would spend trials on it; every configuration with it stays
+  // reachable (size() counts them).
   c.stream_out = draw(8) == 0;
   return c;
 }
@@ -697,7 +686,7 @@ int add_capped_pair(Space& space, const ClassTable& table, const Config& c) {
   u1.h = int(h1);
   u2.h = int(h2);
   const UkRecord *m1 = table.find(u1), *m2 = table.find(u2);
-  auto usable = [](const UkRecord* m) { return m && m->selected && m->status == "ok"; };
+  auto usable = [](const UkRecord* m) { return m && m->selected && m->status == Status::ok; };
   if (!usable(m1) || !usable(m2)) return -1;
   // One class: the same sizes but h (pairs are of one class, 000 §4.2).
   const bool one_class = std::any_of(table.classes.begin(), table.classes.end(), [&](const UkClass& cls) {

@@ -33,7 +33,7 @@ ClassTable yolo_table() {
   recs.push_back(uk_record(uk(1, 1, 2, 2), 82));      // divides 34
   recs.push_back(uk_record(uk(2, 1, 12, 1), 88));     // w=12 does not divide 34
   recs.push_back(uk_record(uk(1, 1, 1, 17), 40));     // divides, but not selected
-  recs.push_back(uk_record(uk(1, 1, 1, 1), 99, "crash"));
+  recs.push_back(uk_record(uk(1, 1, 1, 1), 99, Status::crash));
   return table_of(recs);
 }
 
@@ -138,7 +138,7 @@ TEST(Space, FallbackToTheBestNonSelectedPair) {
   ClassTable t = table_of({uk_record(uk(3, 1, 1, 8), 90),                                // alone: 8 does not divide 17
                            uk_record(uk(1, 1, 1, 8), 70), uk_record(uk(1, 1, 1, 9), 60),  // 8 + 9: slower member 60
                            uk_record(uk(3, 1, 1, 5), 75), uk_record(uk(3, 1, 1, 6), 72),  // 5 + 6 + 6: 72
-                           uk_record(uk(3, 1, 1, 4), 79, "crash")});
+                           uk_record(uk(3, 1, 1, 4), 79, Status::crash)});
   Space sp = build_space(sh, t, 16);
   ASSERT_EQ(sp.choices.size(), 1u);
   const UkChoice& ch = sp.choices[0];
@@ -157,7 +157,7 @@ TEST(Space, FallbackToTheBestNonSelectedThatDivides) {
   // Selected: h=8 only (no pair, 8 does not divide 34). Non-selected: h=2 and
   // h=17 divide; the faster h=17 wins; a crashed faster one is ignored.
   ClassTable t = table_of({uk_record(uk(2, 1, 1, 8), 90), uk_record(uk(1, 1, 1, 2), 50),
-                           uk_record(uk(1, 1, 1, 17), 60), uk_record(uk(1, 1, 1, 34), 70, "crash"),
+                           uk_record(uk(1, 1, 1, 17), 60), uk_record(uk(1, 1, 1, 34), 70, Status::crash),
                            uk_record(uk(1, 1, 3, 1), 75)});
   Space sp = build_space(sh, t, 16);
   ASSERT_EQ(sp.choices.size(), 1u);
@@ -176,7 +176,7 @@ TEST(Space, NoMicrokernelDividesSuggestsProfilingOnlyWhenItHelps) {
   // Ho = Wo = 34, K/16 = 4: k4c1w2h2r1s1 (avx512 admits it) divides, the table lacks it.
   Shape sh = parse_shape("K=64,C=8,H=34,R=1");
   ClassTable t = table_of({uk_record(uk(2, 1, 1, 8), 90), uk_record(uk(1, 1, 1, 3), 50),
-                           uk_record(uk(1, 1, 1, 17), 90, "timeout")});
+                           uk_record(uk(1, 1, 1, 17), 90, Status::timeout)});
   EXPECT_EQ(error_of([&] { build_space(sh, t, 16); }),
             "no microkernel in the class table divides this shape (it needs k divides padded K/lanes=64/16=4, "
             "c divides C=8, w divides Wo=34, h divides Ho=34, r divides R=1, s divides S=1), but "
@@ -202,13 +202,12 @@ TEST(Space, NoIsaMicrokernelTilesAPrimeOutput) {
             "microkernels (convtune profile) or use a table that covers these sizes");
 }
 
-// A hang detector, not a speed goal (those live in bench/): the old pair search
-// was quadratic in Ho (hours on Ho = 1048573); the bound leaves room for ASan on
-// a loaded 2-core machine, where these take up to a few seconds.
-constexpr double kHangSeconds = 30;
-
+// A hang detector, not a speed goal (those live in bench/): a pair search
+// quadratic in Ho would take hours on Ho = 1048573, which the test's ctest
+// TIMEOUT ends; no assertion here reads a clock, so a loaded machine cannot
+// fail it.
 TEST(Space, LargeLegalShapesBuildQuickly) {
-  // pad=1000000 used to hang here (every b for every a up to Ho). The shipped
+  // pad=1000000 hangs a quadratic pair search (every b for every a up to Ho). The shipped
   // table is a realistic one: many classes, several h per class.
   ClassTable t = table_of({});
   for (int h = 1; h <= 16; ++h) {
@@ -219,11 +218,8 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
   for (const char* text : {"K=16,C=8,H=4096,R=3", "K=32,C=1,H=720720,W=1,R=1", "K=16,C=1,H=1048573,W=1,R=1",
                            "K=16,C=8,H=1024,R=3,pad=1024", "N=64,K=64,C=64,H=64,R=3"}) {
     Shape sh = parse_shape(text);
-    auto start = std::chrono::steady_clock::now();
     Space sp = build_space(sh, t, 16);
     double size = sp.size();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
     EXPECT_LE(sp.choices.size(), 3 * (10000u + 32u)) << text;  // the cap holds per view (3x3: rows, Wino(2), Wino(2,b))
     std::mt19937_64 rng(1);
@@ -235,11 +231,8 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
   for (const char* text : {"K=720,C=720,H=360,R=1", "K=240,C=240,H=720,R=3", "K=64,C=64,H=5040,W=24,R=1",
                            "K=128,C=360,H=3,W=2,R=60,pad=100"}) {
     Shape sh = parse_shape(text);
-    auto start = std::chrono::steady_clock::now();
     Space sp = build_space(sh, shipped, 16);
     double size = sp.size();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(seconds, kHangSeconds) << text;
     EXPECT_GT(size, 0) << text;
   }
   // Ho = 720720 has 240 divisors: more pairs than the cap, and the note says so.
@@ -260,7 +253,7 @@ TEST(Space, LargeLegalShapesBuildQuickly) {
 }
 
 // A log written before the cap was shared evenly holds pairs the capped
-// space leaves out; resuming it adds them (tune.cpp), but only pairs of
+// space leaves out; resuming it adds them (tune_setup.cpp), but only pairs of
 // selected microkernels of one class that divide the shape.
 TEST(Space, AResumedPairBeyondTheCapIsAdded) {
   ClassTable t = table_of({});

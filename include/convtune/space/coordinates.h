@@ -26,6 +26,7 @@
 #include <random>
 #include <vector>
 
+#include "convtune/core/divisors.h"  // prime_factors, which this view and warm_start use
 #include "convtune/space/config.h"
 #include "convtune/space/space.h"
 
@@ -146,8 +147,5 @@ class CoordinateView {
   std::vector<int> class_of_, pos_in_class_;
   std::vector<double> h_of_;  // mean h of a choice
 };
-
-/// Prime factors with multiplicity, ascending.
-std::vector<int64_t> prime_factors(int64_t n);
 
 }  // namespace convtune
