@@ -4,7 +4,7 @@
 // writes hash to the digests in tests/data/codegen-golden.tsv. A refactor must
 // keep them; a change to the generated code regenerates the file in the same
 // commit:
-//   CONVTUNE_WRITE_GOLDEN=tests/data/codegen-golden.tsv build/convtune_test \
+//   CONVTUNE_WRITE_GOLDEN=tests/data/codegen-golden.tsv build/convtune_unit_test \
 //     --gtest_filter='CodegenGolden.*'
 #include <cstdint>
 #include <cstdlib>

@@ -1,5 +1,8 @@
 // Generated convolutions equal the reference convolution at every output
-// element: single and combined (Lseq) microkernels, stride 2, R = 7, padded K.
+// element (tests/kernel_harness.h): the one list of cases on AVX-512 and on
+// AVX2 (single and combined (Lseq) microkernels, stride 2, R = 7, padded K,
+// P loops), the border and tail matrix, epilogues, Flat(hw), Winograd; and the
+// generated text itself.
 #include <gtest/gtest.h>
 
 #include "convtune/codegen/conv.h"
@@ -8,6 +11,7 @@
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
+#include "kernel_harness.h"
 #include "test_util.h"
 
 #include <optional>
@@ -17,82 +21,31 @@
 namespace convtune::codegen_test {
 namespace {
 
-struct Case {
-  const char* shape;
-  const char* config;  // for 16 lanes (AVX-512)
-};
+using test::check_conv;
+using test::ConvCase;
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " " << c.config; }
-
-// `checked_as`: the epilogue of the reference the kernel is checked against
-// (by default its own).
-RunResult build_and_run(const Isa& isa, const Shape& shape, const Config& cfg, std::string* src_out = nullptr,
-                        int threads = 1, Epilogue epilogue = Epilogue::none,
-                        std::optional<Epilogue> checked_as = std::nullopt) {
-  test::TempDir td;
-  CodegenInput in{shape, cfg, "ct_conv", "test", epilogue};
-  GeneratedKernel k = generate_conv(isa, in);
-  if (src_out) *src_out = k.c_source;
-  test::write_file(td.file("k.c"), k.c_source);
-  // Every output element; the driver also checks the guard zones around the
-  // output and the packed weights, reads the input (bias, residual) against
-  // inaccessible pages and checks that bias and residual stay unmodified.
-  ProblemData p = ProblemData::make(shape, 0, 42, checked_as.value_or(epilogue));
-  TimingProtocol quick{1, 1, 0};
-  return build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), quick, 60, k.cflags, threads);
-}
-
-class ConvCodegen : public ::testing::TestWithParam<Case> {};
+class ConvCodegen : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvCodegen, EqualsReferenceEverywhere) {
   Isa isa = load_isa("avx512");
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX-512";
-  Shape shape = parse_shape(GetParam().shape);
-  Config cfg = parse_config(GetParam().config);
-  std::string src;
-  RunResult r = build_and_run(isa, shape, cfg, &src);
-  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << src.substr(0, 4000);
+  const auto r = check_conv(isa, parse_shape(GetParam().shape), parse_config(GetParam().config));
+  EXPECT_EQ(r.status, Status::ok) << r.detail << "\n" << r.source.substr(0, 4000);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ConvCodegen,
-    ::testing::Values(
-        // One microkernel (h=2, two vectors of k), r and s as outer loops.
-        Case{"K=32,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
-        // r and s unrolled inside the microkernel, c split above and below.
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k)]"},
-        // Lseq: 17 = 1*8 + 1*9 (000 §3.3).
-        Case{"K=16,C=4,H=17,R=3", "[T(17,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
-        // Lseq above an h tile (each branch covers 2*alpha rows) and below one.
-        Case{"K=16,C=4,H=34,R=1", "[Lseq(h,[(1,8),(1,9)]), T(2,h), T(34,w), T(4,c), U(a,h), V(k)]"},
-        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k)]"},
-        // The paper's example shape, Lseq placed between w tiles.
-        Case{"K=64,C=8,H=34,R=3", "[T(2,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(8,c), U(a,h), U(2,k), V(k)]"},
-        // Stride 2 with a 7x7 kernel (resnet18-1 in small), s unrolled.
-        Case{"K=16,C=3,H=16,R=7,stride=2,pad=3", "[T(7,r), T(8,h), T(2,w), T(3,c), U(7,s), U(4,w), V(k)]"},
-        Case{"K=32,C=6,H=9,R=3,stride=2", "[T(5,h), T(3,r), T(3,s), T(5,w), T(2,c), U(3,c), U(2,k), V(k)]"},
-        // K = 20: the loops run over 32 channels, the tail is stored masked.
-        Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
-        // Compiler fences between the microkernel's rows and taps (F(r), F(s)).
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r)]"},
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(3,r), T(4,c), U(3,s), U(2,w), U(2,k), V(k), F(s)]"},
-        // Pf(w): prefetch for a c loop (borders, fence), for a k loop over an
-        // Lseq (its calls count a1 + a2 h-blocks), and with the K tail.
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), F(r), Pf(w)]"},
-        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w)]"},
-        Case{"K=20,C=5,H=4,R=1", "[T(2,k), T(4,h), T(4,w), T(5,c), V(k), Pf(w)]"},
-        // Pf(o), alone and after Pf(w), over an Lseq.
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(o)]"},
-        Case{"K=32,C=4,H=34,R=1", "[T(2,h), T(2,k), Lseq(h,[(3,3),(1,8)]), T(34,w), T(2,c), U(2,c), U(a,h), V(k), Pf(w), Pf(o)]"},
-        // Nt(o): streamed once per block by the call with the last r and s
-        // (taps and c outside the microkernel), with Pf(o), over an Lseq, and
-        // in the K tail (K = 40: only vectors at 64-byte offsets stream).
-        Case{"K=32,C=8,H=6,R=3", "[T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k), Nt(o)]"},
-        Case{"K=32,C=8,H=6,R=3", "[T(2,c), T(6,h), T(3,w), T(4,c), U(3,s), U(3,r), U(2,w), U(2,k), V(k), Pf(o), Nt(o)]"},
-        Case{"K=16,C=4,H=34,R=1", "[Lseq(h,[(1,8),(1,9)]), T(2,h), T(34,w), T(4,c), U(a,h), V(k), Nt(o)]"},
-        Case{"K=40,C=5,H=4,R=1", "[T(3,k), T(4,h), T(4,w), T(5,c), V(k), Nt(o)]"},
-        // R(d) completes a dimension; batch N = 2.
-        Case{"N=2,K=16,C=4,H=6,R=1", "[T(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"}));
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvCodegen, ::testing::ValuesIn(test::conv_cases("avx512")));
+
+// The same list's cases for 8 lanes (K counts 8 channels per V(k)).
+class ConvAvx2 : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvAvx2, EqualsReferenceEverywhere) {
+  Isa isa = load_isa("avx2");
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU has no AVX2";
+  const auto r = check_conv(isa, parse_shape(GetParam().shape), parse_config(GetParam().config));
+  EXPECT_EQ(r.status, Status::ok) << r.detail << "\n" << r.source;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvAvx2, ::testing::ValuesIn(test::conv_cases("avx2")));
 
 // The border and tail matrix of issue 11, for every ISA this CPU runs: each
 // configuration is built from the shape (a whole-filter "taps" microkernel and
@@ -142,9 +95,8 @@ TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
   cfg.fence = b.fence;
   cfg.prefetch_out = b.prefetch_out;
   cfg.stream_out = b.stream_out;
-  std::string src;
-  RunResult r = build_and_run(isa, shape, cfg, &src);
-  EXPECT_EQ(r.status, "ok") << to_string(cfg) << ": " << r.detail;
+  const auto r = check_conv(isa, shape, cfg);
+  EXPECT_EQ(r.status, Status::ok) << to_string(cfg) << ": " << r.detail;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -261,36 +213,19 @@ TEST_P(ConvEpilogues, EqualReferenceEverywhereWithGuardZones) {
   Isa isa = load_isa(GetParam());
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
   const EpCase cases[] = {{"K=20,C=2,H=4,R=3,pad=1", true, 1}, {"K=20,C=4,H=5,R=3,stride=2,pad=1", false, 2}};
-  struct Kernel {
-    Epilogue e;
-    Shape shape;
-    Config cfg;
-    std::string src;
-  };
-  std::vector<Kernel> kernels;
-  std::vector<CompileJob> jobs;
-  test::TempDir td;
+  std::vector<test::ConvSpec> specs;
   for (Epilogue e : {Epilogue::bias, Epilogue::bias_relu, Epilogue::bias_relu6, Epilogue::bias_add})
     for (const EpCase& c : cases) {
-      Kernel k{e, parse_shape(c.shape), {}, ""};
-      k.cfg = border_config(k.shape, isa.lanes, c.taps, c.c_outer);
-      GeneratedKernel g = generate_conv(isa, {k.shape, k.cfg, "ct_conv", "test", e});
-      k.src = g.c_source;
-      const std::string base = td.file("k" + std::to_string(kernels.size()));
-      test::write_file(base + ".c", g.c_source);
-      jobs.push_back({base + ".c", base, g.cflags});
-      kernels.push_back(k);
+      const Shape shape = parse_shape(c.shape);
+      specs.push_back({shape, border_config(shape, isa.lanes, c.taps, c.c_outer), e});
     }
-  Runner runner(isa, false, default_cpu(), td.path());
-  // Every kernel here has an epilogue, hence the driver's 5-argument entry.
-  const std::vector<CompileResult> built = runner.build(jobs, 1, "ct_conv", {}, Epilogue::bias);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const Kernel& k = kernels[i];
-    const std::string what = to_string(k.e) + " " + to_string(k.cfg) + " on " + k.shape.to_string();
-    ASSERT_TRUE(built[i].ok) << what << ": " << built[i].log;
-    runner.set_problem(ProblemData::make(k.shape, 0, 42, k.e));  // every output element
-    RunResult r = runner.run_conv(jobs[i].output, TimingProtocol{1, 1, 0}, 60);
-    EXPECT_EQ(r.status, "ok") << what << ": " << r.detail << "\n" << k.src.substr(k.src.find("void ct_conv("), 3000);
+  const auto checked = test::check_convs(isa, specs);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const auto& k = specs[i];
+    const auto& r = checked[i];
+    const std::string what = to_string(k.epilogue) + " " + to_string(k.cfg) + " on " + k.shape.to_string();
+    EXPECT_EQ(r.status, Status::ok) << what << ": " << r.detail << "\n"
+                                    << r.source.substr(r.source.find("void ct_conv("), 3000);
   }
 }
 
@@ -311,15 +246,15 @@ TEST(ConvEpilogueCheck, AnotherEpilogueIsAWrongResult) {
   EXPECT_GT(low, p.check_value.size() / 10);
   EXPECT_GT(high, p.check_value.size() / 20);
   const Config cfg = border_config(shape, isa.lanes, true);
-  RunResult r = build_and_run(isa, shape, cfg, nullptr, 1, Epilogue::bias_relu, Epilogue::bias_relu6);
-  EXPECT_EQ(r.status, "wrong_result") << r.detail;  // not clamped at 6
-  r = build_and_run(isa, shape, cfg, nullptr, 1, Epilogue::bias, Epilogue::bias_add);
-  EXPECT_EQ(r.status, "wrong_result") << r.detail;  // the residual not added
+  auto r = check_conv(isa, shape, cfg, Epilogue::bias_relu, 1, Epilogue::bias_relu6);
+  EXPECT_EQ(r.status, Status::wrong_result) << r.detail;  // not clamped at 6
+  r = check_conv(isa, shape, cfg, Epilogue::bias, 1, Epilogue::bias_add);
+  EXPECT_EQ(r.status, Status::wrong_result) << r.detail;  // the residual not added
 }
 
 // Issue 12: P loops run on OpenMP threads, pinned to 2 CPUs, and still equal
 // the reference at every output element (each output written by one thread).
-class ConvParallel : public ::testing::TestWithParam<Case> {};
+class ConvParallel : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvParallel, EqualsReferenceEverywhereOnTwoThreads) {
   Isa isa = load_isa("avx512");
@@ -327,33 +262,13 @@ TEST_P(ConvParallel, EqualsReferenceEverywhereOnTwoThreads) {
   if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
   Shape shape = parse_shape(GetParam().shape);
   Config cfg = parse_config(GetParam().config);
-  std::string src;
-  RunResult r = build_and_run(isa, shape, cfg, &src, 2);
-  EXPECT_EQ(r.status, "ok") << r.detail << "\n" << src.substr(src.find("void ct_conv("), 3000);
-  EXPECT_NE(src.find("#pragma omp parallel for"), std::string::npos);
+  const auto r = check_conv(isa, shape, cfg, Epilogue::none, 2);
+  EXPECT_EQ(r.status, Status::ok) << r.detail << "\n" << r.source.substr(r.source.find("void ct_conv("), 3000);
+  EXPECT_NE(r.source.find("#pragma omp parallel for"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Loops, ConvParallel,
-    ::testing::Values(
-        // P on k: two threads, each one half of the output channels.
-        Case{"K=64,C=8,H=6,R=3", "[P(2,k), T(3,r), T(3,h), T(6,w), T(3,s), T(8,c), U(2,h), U(2,k), V(k)]"},
-        // P on h above an Lseq (17 = 8 + 9 rows per thread), with padding at both ends.
-        Case{"K=16,C=4,H=34,R=3", "[P(2,h), T(34,w), Lseq(h,[(1,8),(1,9)]), T(3,r), T(3,s), T(4,c), U(a,h), V(k)]"},
-        // P on w, and on n with R(h) below it.
-        Case{"K=16,C=4,H=6,R=3", "[P(2,w), T(3,h), T(4,c), U(3,s), U(3,r), U(3,w), U(2,h), V(k)]"},
-        Case{"N=2,K=16,C=4,H=6,R=1", "[P(2,n), R(h), T(3,w), T(4,c), U(2,w), V(k)]"},
-        // k x h collapsed into one loop of 4 iterations on 2 CPUs (4 threads).
-        Case{"K=32,C=8,H=8,R=3", "[P(2,k), P(2,h), T(2,h), T(8,w), T(3,r), T(3,s), T(8,c), U(2,h), V(k)]"},
-        // A masked K tail inside one thread's share.
-        Case{"K=20,C=5,H=4,R=1", "[P(2,k), T(4,h), T(4,w), T(5,c), V(k)]"},
-        // Pf(w) below a P: each thread counts its own calls' shares.
-        Case{"K=64,C=8,H=6,R=3", "[P(2,h), T(2,k), T(3,h), T(6,w), T(2,c), T(4,c), U(3,s), U(3,r), U(2,k), V(k), Pf(w)]"},
-        // Uneven: 17 rows on 2 threads (9 + 8), pad 1 at both ends; 3 k vectors
-        // with a masked tail on 2 threads; an uneven P collapsed with an even one.
-        Case{"K=16,C=4,H=17,R=3", "[P(17,h,2), T(17,w), T(3,r), T(3,s), T(4,c), V(k)]"},
-        Case{"K=41,C=3,H=5,R=1", "[P(3,k,2), T(5,h), T(5,w), T(3,c), V(k)]"},
-        Case{"K=32,C=4,H=5,R=3", "[P(5,h,2), P(2,k), T(5,w), T(3,r), T(3,s), T(4,c), V(k)]"}));
+// The one list's cases on two threads (tests/kernel_harness.cpp).
+INSTANTIATE_TEST_SUITE_P(Loops, ConvParallel, ::testing::ValuesIn(test::conv_cases("avx512", 2)));
 
 // The driver binds each OpenMP thread of a candidate to its own CPU of the
 // set: a wrapper around a real P(2,k) kernel computes the convolution only
@@ -382,16 +297,12 @@ TEST(ConvParallelPinning, EachThreadRunsOnItsOwnCpu) {
       "}\n"
       "void ct_conv_pack(const float *restrict kcrs, float *restrict packed) { ct_real_pack(kcrs, packed); }\n"
       "const unsigned long ct_conv_packed_floats = " + std::to_string(k.packed_floats) + ";\n";
-  test::TempDir td;
-  test::write_file(td.file("k.c"), "#define _GNU_SOURCE\n#include <sched.h>\n#include <omp.h>\n" + k.c_source + wrapper);
-  ProblemData p = ProblemData::make(shape, 0, 42);
-  RunResult r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0},
-                                   60, k.cflags, 2);
-  EXPECT_EQ(r.status, "ok") << r.detail;
+  const std::string src = "#define _GNU_SOURCE\n#include <sched.h>\n#include <omp.h>\n" + k.c_source + wrapper;
+  auto r = test::check_conv_source(isa, shape, src, k.cflags, 2);
+  EXPECT_EQ(r.status, Status::ok) << r.detail;
   // The same file on one CPU: both threads share it, so the wrapper leaves NaN.
-  r = build_and_run_conv(isa, false, p, td.file("k.c"), "ct_conv", default_cpu(), TimingProtocol{1, 1, 0}, 60,
-                         k.cflags, 1);
-  EXPECT_EQ(r.status, "wrong_result") << r.detail;
+  r = test::check_conv_source(isa, shape, src, k.cflags, 1);
+  EXPECT_EQ(r.status, Status::wrong_result) << r.detail;
 }
 
 TEST(ConvCodegenText, ParallelLoopsAreOpenMp) {
@@ -651,9 +562,9 @@ TEST_P(ConvFlat, EqualsReferenceEverywhereWithGuardZones) {
     text.replace(text.find('{'), 3, std::to_string(text.find("{T}") != std::string::npos ? K - 3 : K));
     const Shape shape = parse_shape(text);
     const Config cfg = parse_config(c.config);
-    std::string src;
-    RunResult r = build_and_run(isa, shape, cfg, &src, c.threads, c.epilogue);
-    EXPECT_EQ(r.status, "ok") << text << " " << c.config << ": " << r.detail << "\n"
+    const auto r = check_conv(isa, shape, cfg, c.epilogue, c.threads);
+    const std::string& src = r.source;
+    EXPECT_EQ(r.status, Status::ok) << text << " " << c.config << ": " << r.detail << "\n"
                               << src.substr(src.find("void ct_conv("), 3000);
     // Only at stride > 1 may a block's rows lie other than the contract's h*ST*IROW apart.
     EXPECT_EQ(src.find("input rows at io +") != std::string::npos, shape.stride > 1) << text;
@@ -738,9 +649,8 @@ TEST_P(ConvWino, EqualsReferenceEverywhereWithGuardZones) {
   for (const WinoCase& c : cases) {
     const Shape shape = parse_shape(c.shape);
     const Config cfg = wino_config(shape, isa.lanes, c.lseq, c.block);
-    std::string src;
-    RunResult r = build_and_run(isa, shape, cfg, &src, 1, c.epilogue);
-    EXPECT_EQ(r.status, "ok") << c.shape << " " << to_string(cfg) << ": " << r.detail;
+    const auto r = check_conv(isa, shape, cfg, c.epilogue);
+    EXPECT_EQ(r.status, Status::ok) << c.shape << " " << to_string(cfg) << ": " << r.detail;
   }
 }
 
@@ -764,9 +674,9 @@ TEST(ConvWinoThreads, EqualsReferenceEverywhereOnTwoCpus) {
   for (const WinoCase& c : cases) {
     const Shape shape = parse_shape(c.shape);
     const Config cfg = wino_config(shape, isa.lanes, c.lseq, c.block, c.threads);
-    std::string src;
-    RunResult r = build_and_run(isa, shape, cfg, &src, 2, c.epilogue);
-    EXPECT_EQ(r.status, "ok") << c.shape << " " << to_string(cfg) << ": " << r.detail;
+    const auto r = check_conv(isa, shape, cfg, c.epilogue, 2);
+    const std::string& src = r.source;
+    EXPECT_EQ(r.status, Status::ok) << c.shape << " " << to_string(cfg) << ": " << r.detail;
     EXPECT_NE(src.find(fmt::format("#pragma omp parallel for schedule(static, 1) num_threads({})", c.threads)),
               std::string::npos) << src.substr(src.find("void ct_conv("));
   }
@@ -778,8 +688,8 @@ TEST(ConvWinoCheck, AWrongTransformIsAWrongResult) {
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run avx2";
   isa.sub = isa.add;  // B^T and A^T with + for -
   const Shape shape = parse_shape("K=16,C=4,H=6,R=3,pad=1");
-  RunResult r = build_and_run(isa, shape, wino_config(shape, isa.lanes, false));
-  EXPECT_EQ(r.status, "wrong_result") << r.detail;
+  const auto r = check_conv(isa, shape, wino_config(shape, isa.lanes, false));
+  EXPECT_EQ(r.status, Status::wrong_result) << r.detail;
 }
 
 TEST(ConvCodegenText, WinoTransformsAndScratch) {

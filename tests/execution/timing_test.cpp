@@ -162,9 +162,9 @@ TEST(TimingProtocol, AtReferenceScalesEachSampleByItsProbe) {
 }
 
 TEST(TimingProtocol, ASpeedAboveThePeakLoopKeepsTheWallClockTime) {
-  // resnet18-5 on the Zen 3 (stop 35): 12.85 MFLOP of real multiply-adds,
-  // 160 us by the wall clock (78 % of 102.5 GFLOP/s); a probe slowed to
-  // 66.9 GFLOP/s scaled it to 104 us, 123 GFLOP/s: impossible, wall time kept.
+  // A resnet18-5 kernel: 12.85 MFLOP of real multiply-adds, 160 us by the
+  // wall clock (78 % of 102.5 GFLOP/s); a probe slowed to 66.9 GFLOP/s
+  // scales it to 104 us, 123 GFLOP/s: impossible, wall time kept.
   const double flops = 12.845e6, peak = 102.5, wall = 160e-6;
   const double scaled = at_reference({wall}, {66.9}, peak).at(0);
   EXPECT_GT(flops / scaled * 1e-9, 1.03 * peak);
