@@ -119,7 +119,7 @@ def row_for(a, net, name, sel, trials):
     r["processes"] = b.get("processes", 1)
     per = b.get("process_ratios") or [r["ratio_convtune_onednn"]]
     r["ratio_min"], r["ratio_max"] = min(per), max(per)
-    if len(per) > 1:  # as bench's own since stop 53; a bench JSON from before held the medians' ratio
+    if len(per) > 1:  # as bench's own headline; an older convtune's bench JSON held the medians' ratio
         r["ratio_convtune_onednn"] = statistics.median(per)
     # Beside the headline (of several processes, the median of their own ratios): the times' medians' ratio.
     r["ratio_of_medians"] = r["onednn_ms"] / r["convtune_ms"] if r["convtune_ms"] > 0 else float("nan")
@@ -218,7 +218,7 @@ def main():
     ap.add_argument("--convtune", default=os.path.join(ROOT, "build", "convtune"))
     ap.add_argument("--cpu", type=int, help="core to measure on (default: convtune's, the last one)")
     ap.add_argument("--threads", type=int, default=1,
-                    help="cores for convtune and the libraries (default 1: the paper's single-core comparison)")
+                    help="cores for convtune and the libraries (default 1: paper 000's single-core comparison)")
     ap.add_argument("--min-repeat-ms", type=float, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--processes", type=int, default=1,

@@ -11,10 +11,10 @@ that change with N are the link position alone.
 
     /usr/bin/python3 bench/link_position.py convtune-out/yolo9000-23/yolo9000-23.c
     /usr/bin/python3 bench/link_position.py convtune-out/yolo9000-23/yolo9000-23.c \\
-        --flags "-O2 -mavx2 -mfma -fno-align-loops"     # the flags before stop 40
+        --flags "-O2 -mavx2 -mfma -fno-align-loops"     # the flags without -falign-functions=64
 
-With GCC's default function alignment of 16 the ratio can move with N (stop 40,
-Zen 3: 3.1 % at N = 32 for stop 39's resnet18-12 kernel); with
+With GCC's default function alignment of 16 the ratio can move with N (by a
+few % at some N for a resnet18-12 kernel); with
 -falign-functions=64, which the ISA flags carry, it cannot, since the linker
 keeps each kernel on a 64-byte line.
 """

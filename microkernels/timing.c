@@ -22,8 +22,8 @@ double ct_median(const double *v, int n) {
 }
 
 /* One probe: the first call absorbs a change of power license or clock that
-   the calls before it leave (after AVX2 code an AVX-512 probe ran up to 5 %
-   slower, bench/results/xeon-abc68d6-100/README.md); the second is timed. */
+   the calls before it leave (after AVX2 code an AVX-512 probe can run up to
+   5 % slower); the second is timed. */
 static double probe_once(const ct_protocol *p, const ct_clock *clock) {
   int64_t a;
   p->probe(p->probe_ctx);

@@ -21,10 +21,10 @@ typedef struct {
   /* The clock probe, or NULL: fixed work (the ISA's peak FMA loop, peak.h)
      timed before each of CT_PROBE_CHUNKS chunks of every measurement and
      after the last one, each time after an untimed call of its own. The
-     speed of these VMs moves by up to a third within 0.1 s (a neighbour, the
-     clock between 3.5 and 4.5 GHz); a probe interleaved with the calls sees
-     the same moments, so kernel time over probe time ranks kernels measured
-     at different moments (bench/results/xeon-985ec9d-100/README.md). */
+     speed of a shared VM can move by up to a third within 0.1 s (a
+     neighbour, a clock between base and boost); a probe interleaved with the
+     calls sees the same moments, so kernel time over probe time ranks
+     kernels measured at different moments. */
   void (*probe)(void *ctx);
   void *probe_ctx;
 } ct_protocol;

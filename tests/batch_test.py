@@ -46,7 +46,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="convtune-batch-") as out:
         batch = [os.path.join(ROOT, "bench", "batch.py"), "--shapes", SHAPES, "--name", "tiny", "--out", out,
                  "--convtune", convtune, "--min-repeat-ms", "2", "--repeat", "1",
-                 # No duel: its compiles were a third of this test, and finalist_test covers it.
+                 # No duel: its compiles would be a third of this test, and finalist_test covers it.
                  "--tune-args", "--duel-rounds 0 --table " +
                  os.path.join(ROOT, "configs", "tables", host_isa(convtune) + ".json")]
         run(batch + ["--trials", "2"])

@@ -464,8 +464,8 @@ std::string epilogue_header_doc(Epilogue e) {
 // iteration's starts one step of that loop further on. Its G calls (the
 // loops between, an Lseq counting a1 + a2) each prefetch 1/G of it, spread
 // over their c steps, so the stream from L3 runs at the rate of the
-// computation instead of in bursts at a block's first call (resnet18-12:
-// 180 -> 213 GFLOP/s).
+// computation instead of in bursts at a block's first call (resnet18-12's
+// weights, config.h Pf(w)).
 void plan_prefetch(Gen& g, const Config& config) {
   const Shape& sh = g.sh;
   g.pf_loop = prefetch_loop(config);

@@ -311,10 +311,10 @@ void pin_to_cpus(const std::vector<int>& cpus) {
 void bind_openmp_threads(const std::vector<int>& cpus) {
   pin_to_cpus(cpus);  // the set first: each CPU below is one of it
 #ifdef _OPENMP
-  // Left to the scheduler, the two threads of a team sometimes shared one CPU
-  // for a whole process: oneDNN's 5 us layer took 8 ms a call (two 4 ms ticks)
-  // in 4 of 16 processes on 2 threads; none with the threads bound, and 13 of
-  // 24 with only the workers bound. libgomp reads OMP_PROC_BIND only when it
+  // Left to the scheduler, the two threads of a team can share one CPU for a
+  // whole process, and a microseconds-long call then takes milliseconds (two
+  // scheduler ticks); binding only the workers does not prevent it, binding
+  // every thread of the team does. libgomp reads OMP_PROC_BIND only when it
   // loads, so the pool is bound here; later teams of this size reuse it.
   if (cpus.size() < 2) return;
 #pragma omp parallel num_threads(int(cpus.size()))

@@ -34,7 +34,7 @@ void LocalSearch::observe(const Config& c, const Observation& o) {
   seen_.insert(t);
   results_[t] = o;
   // Every start plan runs before the first move. A tune's batch is 4
-  // candidates on 2 cores (tune.cpp): deciding after it moved the descent
+  // candidates on 2 cores (tune_search.cpp): deciding after it moved the descent
   // when CSA's or one of the next three plans was faster, and the queue of
   // the new point dropped the later plans (Pf(w), streaming, c-blocked)
   // unmeasured.
@@ -52,11 +52,11 @@ void LocalSearch::move_to(const Point& p, std::optional<Move> m) {
   std::vector<Neighbor> nb = view_.neighbors(p, rng_);
   std::shuffle(nb.begin(), nb.end(), rng_);
   // Pf(w) switched goes first: one trial tells whether the point's weights
-  // stream from beyond L2 (resnet18-12: 1.04 -> 1.12 of oneDNN with it; 1x1
-  // layers whose weights fit lose a few %), and every later neighbour then
-  // starts from the better form. Pf(o) switched next, for the same reason
-  // (config.h: yolo9000-13 gains 1 %, -9 loses 2 %). Nt(o) switched stays
-  // among the other neighbours: it lost on 22 of 23 layers (space.cpp).
+  // stream from beyond L2 (resnet18-12's gain several % with it; 1x1 layers
+  // whose weights fit lose a few %), and every later neighbour then starts
+  // from the better form. Pf(o) switched next, for the same reason (config.h:
+  // a percent or so either way). Nt(o) switched stays among the other
+  // neighbours: it loses on nearly every layer (space.cpp).
   std::stable_partition(nb.begin(), nb.end(), [](const Neighbor& x) { return x.move.param.kind == Param::prefetch_out; });
   std::stable_partition(nb.begin(), nb.end(), [](const Neighbor& x) { return x.move.param.kind == Param::prefetch; });
   for (const Neighbor& x : nb) queue_.push_back({x.point, x.move});
@@ -82,15 +82,14 @@ void LocalSearch::start() {
   }
   move_to(*at, std::nullopt);
   // The other start plans (csa.cpp) go first: the output-stationary plan,
-  // the same with each other tap fence (config.h F(r), F(s); on the Zen 5,
-  // timed in one process, yolo9000-2's ran at 190 GFLOP/s plain, 204 with
-  // F(r) and 214 with F(s): its k2w2h{5,6}r3s3 spills without one; the plan
-  // itself comes with the fence its microkernel was profiled fastest in), and
-  // the streaming plan and the c-blocked plan (csa.cpp c_blocked: C in
-  // L1-sized blocks above the output tiles, with Pf(w); yolo9000-18 1.00 ->
-  // 1.05 of oneDNN), and on 1x1 layers oneDNN's register block (csa.cpp
+  // the same with each other tap fence (config.h F(r), F(s): yolo9000-2's
+  // k2w2h{5,6}r3s3 spills without one, and a fence there is worth about 10 %
+  // in the whole layer as well; the plan itself comes with the fence its
+  // microkernel was profiled fastest in), and the streaming plan and the
+  // c-blocked plan (csa.cpp c_blocked: C in L1-sized blocks above the output
+  // tiles, with Pf(w)), and on 1x1 layers oneDNN's register block (csa.cpp
   // brgemm_choice). A cold start measures them right after CSA's; a resumed log, the
-  // ones it lacks (CSA's too: a log written before a plan existed). decide()
+  // ones it lacks (CSA's too: a log written by a version without a plan). decide()
   // moves to the fastest, as to a neighbour.
   std::vector<Config> plans;
   if (!cold) plans.push_back(csa_.config);

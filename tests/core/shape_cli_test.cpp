@@ -1,6 +1,6 @@
 // Bad shapes through the built binary: one "convtune: error:" line naming the
-// field and the limit, a non-zero exit, and no crash or hang (these used to
-// abort with std::bad_alloc or hang in build_space).
+// field and the limit, a non-zero exit, and no crash or hang (no abort with
+// std::bad_alloc, no hang in build_space).
 #include <algorithm>
 #include <string>
 
@@ -59,7 +59,7 @@ TEST(ShapeCli, NoMicrokernelCanTileAPrimeOutput) {
   // accumulators (w=h=1 needs h >= 14, and no pair of such h sums to 17; on
   // AVX2, with 7 accumulators enough, 8 + 9 rows would tile it). A 3x3 tap
   // with pad 1: an unpadded 1x1 layer takes Flat(hw) (289 pixels as one
-  // column, 4df4890), which tiles it, so R=1 no longer fails (seen on a Zen 5).
+  // column), which tiles it, so with R=1 the shape would not fail.
   // The message names the dimensions and does not suggest profiling.
   if (!cpu_supports(load_isa("avx512"))) GTEST_SKIP() << "this CPU has no AVX-512";
   test::TempDir td;

@@ -2,8 +2,8 @@
 // Float buffers that start on a 64-byte cache line, as oneDNN's and
 // PyTorch's allocators give them. A kernel's 64-byte vector stores into a
 // buffer that is only 16-byte aligned (malloc's) each straddle two lines:
-// on the Zen 5 yolo9000-0's kernel (a 38 MB output) ran 20 % slower so,
-// while the bench gave oneDNN its own aligned output. The bench and the
+// a store-bound kernel (yolo9000-0's, a 38 MB output) runs about a fifth
+// slower so, a handicap against oneDNN, which aligns its own. The bench and the
 // tuner's driver (microkernels/driver.c) give every kernel aligned buffers,
 // the input and residual too (runner.h ProblemData).
 #include <cstddef>

@@ -44,9 +44,9 @@ double quantile(std::vector<double> v, double q);
 /// the rotation by round / 2, reversed in odd rounds (0 1, 1 0, 1 0, 0 1 for
 /// two). Each runs in every position, and after each of its two neighbours
 /// in the list, not only after the one before it as in a plain rotation: a
-/// kernel leaves caches, TLB and prefetchers in its own state, and in stop
-/// 37's bench oneDNN, always run after convtune, read 78 % or 96 % of peak on
-/// yolo9000-5 depending on which convtune kernel ran before it.
+/// kernel leaves caches, TLB and prefetchers in its own state, and oneDNN,
+/// always run after convtune, can read shares of the peak a fifth apart on
+/// one layer depending on which convtune kernel ran before it.
 std::vector<size_t> round_order(size_t n, size_t round);
 
 /// Wall-clock samples brought to the speed `reference_gflops`: each one times
@@ -60,8 +60,9 @@ std::vector<double> at_reference(const std::vector<double>& wall_s, const std::v
 /// real multiply-adds more than 3 % above the peak loop, which no kernel can
 /// do. Then something (another process, the hypervisor) slowed the probe and
 /// not the kernel alike, and the scaling shrank the time: the wall-clock time
-/// stands. On a Zen 3 a probe at 65 % of the peak made a kernel that runs at
-/// 78 % read 118 %, in the search and in all three re-measure rounds, and win.
+/// stands. Otherwise a probe slowed to two thirds of the peak makes a kernel
+/// that runs at 78 % read well above 100 %, in the search and in every
+/// re-measure round, and win.
 double trusted_seconds(double scaled_s, double wall_s, double real_flops, double peak_gflops);
 
 }  // namespace convtune

@@ -43,8 +43,8 @@
 // calls prefetch the weights the next iteration of the innermost k or c loop
 // above the microkernel will read, each call a share of that block spread
 // over its c steps (codegen/conv.cpp plan_prefetch). A block's calls find it in cache
-// instead of stalling on it (resnet18-12: 9.4 MB of weights from L3, read in
-// bursts by the first of 7 columns; 180 -> 213 GFLOP/s of real multiply-adds).
+// instead of stalling on it (as on resnet18-12: 9.4 MB of weights from L3,
+// read in bursts by the first of 7 columns).
 // That loop must be a T or R (not a P: its next iteration is another thread's),
 // with no P below it (its calls count their share in one variable).
 //
@@ -52,8 +52,8 @@
 // its own output block a fixed number of multiply-adds before the end of its
 // reduction (the ISA's prefetch.output_ahead_fmas), so the stores that follow
 // find their lines in L1 instead of waiting on them (CONTRACT.md "Prefetch").
-// A tuned switch, not a rule: on the Zen 3 it made stop 39's yolo9000-13
-// kernel 1.0-1.4 % faster and yolo9000-9's 2 % slower (timed in one process).
+// A tuned switch, not a rule: timed in one process, it makes some kernels
+// a percent or so faster and others about as much slower.
 // Any configuration may take it.
 //
 // Nt(o) (beyond 000; issue 11): last of all, after Pf(o) if both: the call
@@ -63,10 +63,10 @@
 // the input and weights. Vectors whose address is not aligned
 // to the vector (an unaligned user buffer, K not a multiple of the lanes) and
 // the K tail store as before; one store fence ends the call (each thread's
-// share, under P). A tuned switch: by hand, it made stop 45's resnet18-1
-// kernel (3.2 MB of output) 4.5-7 % faster on a busy Zen 5, but in tune's
-// protocol it lost on 22 of 23 layers there (space.cpp): an output found in
-// cache by ordinary stores, written again or read next by the caller, loses.
+// share, under P). A tuned switch: timed alone, it speeds up a kernel whose
+// output is well beyond L2 by a few %, but under tune's protocol it loses on
+// most layers (space.cpp): an output found in cache by ordinary stores,
+// written again or read next by the caller, loses.
 //
 // Flat(hw) (beyond 000; issue 11): first of all, before the loops: the
 // configuration tiles the output as one column of Ho*Wo pixels (h runs over

@@ -87,7 +87,7 @@ struct Space {
 };
 
 /// Wino(2,b)'s fused order keeps a block's scratch (points * b * (C + K) floats)
-/// in L2: half of a 1 MiB L2 (Zen 4/5; the Xeons have 1-2 MiB), leaving room
+/// in L2: half of a 1 MiB L2 (AMD Zen 4/5; Intel's server cores have 1-2 MiB), leaving room
 /// for the weights and the output rows the block writes.
 constexpr int64_t kWinoBlockBytes = 512 * 1024;
 /// Below this many tiles a block's GEMMs read the weights too often per tile.

@@ -1,12 +1,12 @@
 #pragma once
 // The finalists' duel: the last word on which finalist is fastest.
 // The search's figures and the re-measure (finalist.h) each time one kernel
-// per process, at another moment, scaled by a clock probe. On the Zen 5 of
-// stop 43 the probe read 190-230 GFLOP/s from sample to sample, the log's
-// best sat 1-17 points of peak above what bench then measured, and the
-// re-measure crowned yolo9000-19's Pf(w) kernel, which an A/B of short
-// interleaved calls (and four benches) put 3-5 % behind the plain form
-// (bench/results/zen5-76eeb14-100-p3/README.md). So the finalists, built as
+// per process, at another moment, scaled by a clock probe. The probe's
+// reading can move by a tenth or more from sample to sample, a log's best
+// can sit many points of peak above what bench then
+// measures, and the re-measure can crown a kernel (a Pf(w) form, say) that
+// short interleaved calls put a few % behind another finalist (its plain
+// form). So the finalists, built as
 // shared objects, run in one child process (`convtune internal-duel`, spawned
 // as tune spawns oneDNN: the tuner never forks or loads generated code), their
 // samples short and interleaved in measure.h round_order, as bench interleaves

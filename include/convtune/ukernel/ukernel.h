@@ -32,7 +32,7 @@ struct UkSizes {
 /// A compiler fence between the taps of a microkernel (beyond 000; the
 /// configuration's F(r) / F(s)). Without one, GCC keeps an input broadcast
 /// live from one tap to every later tap that reads the same pixel; with many
-/// accumulators that spills them (k2c1w2h6r3s3 on the Zen 5: 76 stack
+/// accumulators that spills them (k2c1w2h6r3s3: 76 stack
 /// accesses per 216 FMAs). A fence makes each tap reload its broadcasts:
 ///   r: before the first tap of every (c, r) row (broadcasts shared across s only);
 ///   s: before every tap.
