@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "measure_options.h"
 #include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/bench/bench.h"
 #include "convtune/bench/library_bench.h"
 #include "convtune/core/error.h"
-#include "convtune/core/machine.h"
+#include "convtune/core/text.h"
 #include "convtune/search/search.h"
 
 namespace convtune::cli {
@@ -42,8 +43,9 @@ int run_library(const BenchArgs& a, CLI::App* sub) {
     if (sub->count(opt))
       throw Error(fmt::format("--library benches the exported kernels; {} is for convtune's own kernel: leave it out",
                               opt));
-  if (a.epilogue != "none")
-    throw Error("--library: exported libraries have no epilogue yet; leave out --epilogue");
+  if (a.epilogue != "none")  // what run_library_bench does with a library exported with one: refuses it
+    throw Error("--library times plain convolutions only (a library exported with --epilogue is refused, its "
+                "baselines have no epilogue); leave out --epilogue and bench a library exported without one");
   if (sub->count("--processes")) throw Error("--library measures in one process; leave out --processes");
   const std::vector<int> counts = parse_threads_list(a.threads);
   if (counts.size() > 1) throw Error("--library takes one --threads count; run it once per count");
@@ -82,26 +84,7 @@ Runner setup_bench(CLI::App* sub) {
   sub->add_flag("--any-machine", o.any_machine, "use a log although another machine measured it");
   sub->add_option("--arch", o.isa, arch_help());
   sub->add_option("--table", a->table, "class table for --trials (default: your profiled one, else the shipped one)");
-  sub->add_option("--cpu", o.cpu, "core to pin to (default: the last one this process may use)")
-      ->check(cpu_check());
-  a->threads = std::to_string(available_cpus());
-  sub->add_option("--threads", a->threads,
-                  "cores and threads of every implementation: --cpu and the N-1 CPUs nearest it; a list (1,2) runs once per "
-                  "count and prints the scaling (default: every CPU this process may use)")
-      ->capture_default_str()
-      ->check(threads_list_check());
-  sub->add_option("-j,--jobs", o.jobs, "parallel compilations while tuning (default: the cores but one)")
-      ->check(jobs_check());
-  sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
-      ->capture_default_str()
-      ->check(min_repeat_ms_check());
-  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str()
-      ->check(repeat_check());
-  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run while tuning")->capture_default_str()
-      ->check(timeout_check());
-  sub->add_option("--check-points", o.check_points, "output elements checked against the reference (0: all)")
-      ->capture_default_str()
-      ->check(check_points_check());
+  add_measure_options(sub, o, &a->threads);
   sub->add_option("--out", o.out_dir, "the layer's tuning directory (default: convtune-out/<layer>)");
   sub->add_option("--log", o.log, "the layer's JSON-lines log (default: <out>/log.jsonl)");
   sub->add_flag("--json", a->json, "print JSON Lines on stdout: one object per layer");
@@ -124,6 +107,9 @@ Runner setup_bench(CLI::App* sub) {
     if (shapes.size() > 1 && !a->opt.tune.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");
     const std::vector<int> counts = parse_threads_list(a->threads);
+    if (sub->count("--config") && trim(a->opt.config).empty())
+      throw Error("--config is empty; give a configuration, e.g. \"[T(8,h), T(8,w), T(16,c), U(3,s), U(3,r), U(2,k), "
+                  "V(k)]\", or leave out --config to bench the log's best");
     if (!a->opt.config.empty()) {
       if (shapes.size() > 1) throw Error("--config is one layer's kernel; give one --layer or --shape");
       if (counts.size() > 1) throw Error("--config is one kernel for one thread count; give one --threads count");

@@ -13,6 +13,8 @@
 
 #include "commands.h"
 #include "convtune/core/error.h"
+#include "convtune/core/interrupt.h"
+#include "convtune/core/text.h"
 
 namespace convtune::cli {
 
@@ -62,10 +64,17 @@ bool wants_json(int argc, char** argv) {
   return false;
 }
 
-int fail(int argc, char** argv, const std::string& message, int code) {
+// Whatever the message quotes (a --layer of bytes that are not UTF-8, a
+// control character), it is printed escaped (text.h escape_text): one line,
+// and a JSON string that can hold it.
+int fail(int argc, char** argv, const std::string& raw, int code) {
+  const std::string message = convtune::escape_text(raw);
   std::fflush(stdout);
   std::fprintf(stderr, "convtune: error: %s\n", message.c_str());
-  if (wants_json(argc, argv)) std::printf("%s\n", nlohmann::json{{"error", message}}.dump().c_str());
+  if (wants_json(argc, argv))
+    std::printf("%s\n", nlohmann::json{{"error", message}}
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .c_str());
   return code;
 }
 
@@ -98,6 +107,8 @@ int main(int argc, char** argv) {
   try {
     for (auto& [sub, run] : runners)
       if (sub->parsed()) return run();
+  } catch (const convtune::Interrupted& e) {  // Ctrl-C before anything was kept: 130 as a signal's exit
+    return fail(argc, argv, e.what(), 130);
   } catch (...) {
     return fail(argc, argv, error_text(std::current_exception()), 1);
   }

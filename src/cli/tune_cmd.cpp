@@ -5,10 +5,10 @@
 
 #include "commands.h"
 #include "jobs.h"
+#include "measure_options.h"
 #include "option_checks.h"
 #include "shape_args.h"
 #include "convtune/core/error.h"
-#include "convtune/core/machine.h"
 #include "convtune/search/search.h"
 #include "convtune/tune/tune.h"
 #include "convtune/tune/tune_compare.h"
@@ -55,27 +55,7 @@ Runner setup_tune(CLI::App* sub) {
       ->check(trials_check());
   sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str()
       ->check(seed_check());
-  sub->add_option("--cpu", o.cpu, "core to pin measurements to (default: the last one)")
-      ->check(cpu_check());
-  o.threads = available_cpus();
-  sub->add_option("--threads", o.threads,
-                  "cores a candidate runs on: --cpu and the N-1 CPUs nearest it; with N > 1 every candidate has a parallel "
-                  "loop P (default: every CPU this process may use; 1 with --emulate)")
-      ->capture_default_str()
-      ->check(threads_check());
-  sub->add_option("-j,--jobs", o.jobs, "parallel compilations (default: the cores but one)")
-      ->check(jobs_check());
-  sub->add_option("--min-repeat-ms", o.min_repeat_ms, "one measurement lasts at least this long (ms)")
-      ->capture_default_str()
-      ->check(min_repeat_ms_check());
-  sub->add_option("--repeat", o.repeat, "measurements kept after one discarded (median)")->capture_default_str()
-      ->check(repeat_check());
-  sub->add_option("--timeout", o.timeout_s, "seconds a candidate may run before it counts as hung")
-      ->capture_default_str()
-      ->check(timeout_check());
-  sub->add_option("--check-points", o.check_points, "output elements verified per candidate (0: all)")
-      ->capture_default_str()
-      ->check(check_points_check());
+  add_measure_options(sub, o);
   sub->add_option("--top", o.top, "finalists re-measured at the end in fresh processes, interleaved (0 or 1: none)")
       ->capture_default_str()
       ->check(top_check());
@@ -108,7 +88,9 @@ Runner setup_tune(CLI::App* sub) {
     if (!sub->count("--arch")) a->opt.isa = best_arch(&a->opt.isa_note);
     if (a->opt.emulate && !sub->count("--threads")) a->opt.threads = 1;  // emulated timings gain nothing from cores
     std::vector<Shape> shapes = selected_shapes(a->which);
-    const bool many = shapes.size() > 1;  // each layer under --out/<layer>, also when one job of them runs
+    // Each layer under --out/<layer>, also when one job of them runs, and for
+    // a model of one Conv shape, as export --onnx --logs reads it (issue 60).
+    const bool many = shapes.size() > 1 || !a->which.onnx.empty();
     if (a->job_index >= 0) shapes = {job_at(shapes, a->job_index)};
     if (shapes.size() > 1 && !a->opt.log.empty())
       throw Error("--log names one file; with --network each layer keeps its own log under --out");

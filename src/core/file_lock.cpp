@@ -9,15 +9,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/error.h"
 #include "convtune/core/files.h"
-#include "convtune/execution/timer.h"
+#include "convtune/core/timestamp.h"
 
 namespace convtune {
 
@@ -93,6 +96,72 @@ FileLock::~FileLock() {
   if (fd_ < 0) return;
   unlink(lock_path_.c_str());  // while still locked, so nobody locks the file being removed
   close(fd_);
+}
+
+bool lock_held(const std::string& lock_path) {
+  int fd = open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock who {};
+  who.l_type = F_WRLCK;
+  who.l_whence = SEEK_SET;
+  const bool held = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK;
+  close(fd);
+  return held;
+}
+
+bool remove_stale_lock(const std::string& lock_path) {
+  int fd = open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  bool removed = false;
+  struct stat mine {}, now {};
+  if (fcntl(fd, F_SETLK, &fl) == 0 && fstat(fd, &mine) == 0 && stat(lock_path.c_str(), &now) == 0 &&
+      mine.st_ino == now.st_ino && mine.st_dev == now.st_dev)
+    removed = unlink(lock_path.c_str()) == 0;  // while locked, as ~FileLock
+  close(fd);
+  return removed;
+}
+
+bool is_atomic_temp_name(const std::string& name) {
+  const size_t at = name.rfind(".tmp-");
+  return at != std::string::npos && at > 0 && name.size() == at + 5 + 6;  // mkstemp's six characters
+}
+
+int remove_stale_files(const std::string& dir, const std::vector<std::string>& own) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> dirs{dir};
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
+  int removed = 0;
+  for (const fs::path& d : dirs) {
+    std::vector<std::string> locks, temps;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+      const std::string name = it->path().filename().string();
+      const bool mine = std::any_of(own.begin(), own.end(), [&](const std::string& o) {
+        std::error_code e;
+        return fs::equivalent(o, it->path(), e);
+      });
+      if (mine) {
+        continue;  // ours: we write no temporary file while cleaning
+      } else if (name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0) {
+        locks.push_back(it->path().string());
+      } else if (is_atomic_temp_name(name)) {
+        temps.push_back(it->path().string());
+      }
+    }
+    ec.clear();
+    bool busy = false;  // a writer at work in this directory: its temporary files are its own
+    for (const auto& l : locks) busy = busy || lock_held(l);
+    if (busy) continue;
+    for (const auto& t : temps) removed += unlink(t.c_str()) == 0;
+    for (const auto& l : locks) removed += remove_stale_lock(l);
+  }
+  return removed;
 }
 
 }  // namespace convtune

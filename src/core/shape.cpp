@@ -40,12 +40,14 @@ int64_t product(std::initializer_list<int64_t> factors) {
   return v;
 }
 
-// User text inside a one-line message: control characters shown as '?',
+// User text inside a one-line message: control characters and bytes that are
+// not UTF-8 escaped (text.h escape_text),
 // long text cut, so a message stays one readable line whatever was typed.
 std::string printable(const std::string& text) {
-  std::string out;
-  for (char ch : text.substr(0, 60)) out += std::iscntrl(static_cast<unsigned char>(ch)) ? '?' : ch;
-  return text.size() > 60 ? out + "..." : out;
+  size_t end = 0;  // about 60 bytes, never half a character
+  while (end < text.size() && end < 60) end += std::max<size_t>(1, utf8_length(text, end));
+  const std::string out = escape_text(text.substr(0, end));  // text.h: bytes that are not UTF-8 escaped
+  return end < text.size() ? out + "..." : out;
 }
 
 const char* const kFieldNames[] = {"N", "K", "C", "H", "W", "R", "S", "stride", "pad"};
@@ -334,6 +336,11 @@ void validate_shape(const Shape& s) {
 
 std::vector<Network> zoo() { return cached_zoo(); }
 
+std::string layer_id(const Shape& s) {
+  if (!s.name.empty()) return s.name;
+  return fmt::format("N{}_K{}_C{}_H{}_W{}_R{}_S{}_st{}_p{}", s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad);
+}
+
 Shape zoo_layer(const std::string& name) {
   std::vector<std::string> names;
   for (const auto& net : cached_zoo())
@@ -341,7 +348,7 @@ Shape zoo_layer(const std::string& name) {
       if (layer.name == name) return layer;
       names.push_back(layer.name);
     }
-  throw Error(fmt::format("unknown layer '{}'; run 'convtune layers' to list them{}", name,
+  throw Error(fmt::format("unknown layer {}; run 'convtune layers' to list them{}", quote_text(name),
                           suggestion(name, names)));
 }
 
@@ -353,7 +360,7 @@ Network zoo_network(const std::string& name) {
     names.push_back(net.name);
     list += (list.empty() ? "" : ", ") + net.name;
   }
-  throw Error(fmt::format("unknown network '{}'; the networks are {}{}", name, list,
+  throw Error(fmt::format("unknown network {}; the networks are {}{}", quote_text(name), list,
                           suggestion(name, names)));
 }
 

@@ -66,12 +66,12 @@ std::string workdir_owner_text() {
   return std::to_string(getpid()) + " " + (started.empty() ? "-" : started) + " " + pid_namespace();
 }
 
-int remove_stale_workdirs(const std::string& base) {
+int remove_stale_workdirs(const std::string& base, const std::string& prefix) {
   int removed = 0;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind("convtune-", 0) != 0) continue;
+    if (name.rfind(prefix, 0) != 0) continue;
     struct stat st;
     if (lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
     std::ifstream f(it->path() / kWorkDirOwnerFile);

@@ -3,9 +3,15 @@
 // archived with a generated dispatcher into lib<name>.a.
 #include "convtune/library/export.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -15,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/file_lock.h"
 #include "convtune/core/files.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
@@ -28,6 +35,8 @@
 #include "convtune/tune/log_machine.h"
 #include "convtune/tune/records.h"
 #include "convtune/tune/tune.h"
+
+namespace fs = std::filesystem;
 
 namespace convtune {
 
@@ -314,6 +323,88 @@ std::string read_binary(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+// --out as a directory path with a name: "lib/" and "." resolved.
+fs::path out_path(const std::string& out_dir) {
+  fs::path p = fs::absolute(out_dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "lib/" -> "lib"
+  return p;
+}
+
+// The staging directories beside --out: ".<out name>.tmp-XXXXXX".
+std::string staging_prefix(const fs::path& out) { return "." + out.filename().string() + ".tmp-"; }
+
+// export replaces its --out whole (issue 60): the files of an earlier export
+// go, other files are kept (linked into the new set); a subdirectory, or
+// --out being the current directory, cannot be carried over atomically.
+void check_out_dir(const std::string& out_dir) {
+  const fs::path out = out_path(out_dir);
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) return;
+  const std::string fix = "give the library a directory of its own (e.g. --out lib)";
+  if (fs::equivalent(out, fs::current_path(), ec))
+    throw Error(fmt::format("--out '{}' is the current directory: export replaces its --out as a whole; {}", out_dir,
+                            fix));
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.is_directory() && !e.is_symlink())
+      throw Error(fmt::format("--out '{}' holds the directory '{}': export replaces its --out as a whole and keeps "
+                              "only its files; {}",
+                              out_dir, e.path().filename().string(), fix));
+}
+
+// Writes `files` (name, bytes) as the directory --out in one step: staged in
+// a directory beside it, then renamed over it (an atomic exchange with the
+// old one), so that --out holds the old set or the new one, never a mix.
+// Files of --out that are not the library's (nor stale temporaries) are kept.
+void publish(const std::string& out_dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  const fs::path out = out_path(out_dir), parent = out.parent_path();
+  const std::string fix = "choose another --out";
+  fs::create_directories(parent);
+  remove_stale_workdirs(parent.string(), staging_prefix(out));  // those of killed exports
+  std::string tmpl = (parent / (staging_prefix(out) + "XXXXXX")).string();
+  if (!mkdtemp(tmpl.data()))
+    throw Error(fmt::format("cannot create a directory beside --out '{}' ({}); {}", out_dir, std::strerror(errno),
+                            fix));
+  const std::string stage = tmpl;
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      std::error_code e;
+      if (!dir.empty()) fs::remove_all(dir, e);
+    }
+  } cleanup{stage};
+  write_file_atomic(stage + "/" + kWorkDirOwnerFile, workdir_owner_text() + "\n", "the export's owner file", fix);
+  std::set<std::string> ours{kWorkDirOwnerFile};
+  for (const auto& [name, text] : files) {
+    write_file_atomic(stage + "/" + name, text, name, fix);
+    ours.insert(name);
+  }
+  std::error_code ec;
+  const bool existed = fs::is_directory(out, ec);
+  if (existed)
+    for (const auto& e : fs::directory_iterator(out)) {
+      const std::string name = e.path().filename().string();
+      if (ours.count(name) || is_atomic_temp_name(name) || !e.is_regular_file()) continue;
+      fs::create_hard_link(e.path(), stage + "/" + name, ec);
+      if (ec) fs::copy_file(e.path(), stage + "/" + name);
+    }
+  // The old set gets our owner file too: after the exchange it is the staging
+  // directory, removed by the next export if we are killed before removing it.
+  if (existed)
+    write_file_atomic((out / kWorkDirOwnerFile).string(), workdir_owner_text() + "\n", "the export's owner file", fix);
+  if (!existed) {
+    if (rename(stage.c_str(), out.c_str()) != 0)
+      throw Error(fmt::format("cannot rename '{}' to --out '{}': {}; {}", stage, out_dir, std::strerror(errno), fix));
+  } else if (renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) != 0) {
+    // No atomic exchange on this file system: the old set steps aside first.
+    const std::string old = stage + ".old";
+    if (rename(out.c_str(), old.c_str()) != 0 || rename(stage.c_str(), out.c_str()) != 0)
+      throw Error(fmt::format("cannot replace --out '{}' with '{}': {}; {}", out_dir, stage, std::strerror(errno),
+                              fix));
+    fs::remove_all(old, ec);
+  }  // after the exchange `stage` holds the old set: the cleanup removes it
+  fs::remove(out / kWorkDirOwnerFile, ec);
+}
+
 }  // namespace
 
 void check_library_name(const std::string& name) {
@@ -340,7 +431,13 @@ ExportResult run_export(const ExportOptions& opt) {
   res.name = opt.name;
   res.epilogue = opt.epilogue;
   res.out_dir = opt.out_dir.empty() ? "." : opt.out_dir;
-  ensure_writable(res.out_dir + "/" + res.name + ".h", "--out");  // fail now, not after compiling
+  {  // fail now, not after compiling; a failed export leaves no --out it made (issue 60)
+    std::error_code ec;
+    const bool existed = fs::exists(res.out_dir, ec);
+    ensure_writable(res.out_dir + "/" + res.name + ".h", "--out");
+    if (!existed) fs::remove(res.out_dir, ec);
+    check_out_dir(res.out_dir);
+  }
 
   // The selected layers by shape, in selection order: one kernel per shape.
   std::vector<std::vector<Shape>> groups;
@@ -381,6 +478,7 @@ ExportResult run_export(const ExportOptions& opt) {
         best = d;
         k.log = log;
       }
+      if (!d.finalists_note.empty()) res.notes.push_back(layer + ": " + d.finalists_note);
       if (&s == &group[0] && !d.found) best.records = d.records;  // for the error about the first layer
     }
     const Shape& shape = group[0];
@@ -474,15 +572,14 @@ ExportResult run_export(const ExportOptions& opt) {
     throw Error(fmt::format("the archiver '{}' failed ({}); install binutils or set AR", ar_text,
                             p.output.empty() ? failure_text(p, 120) : p.output.substr(0, p.output.find('\n'))));
 
-  const std::string fix = "choose another --out";
   res.library = res.out_dir + "/lib" + res.name + ".a";
   res.header = res.out_dir + "/" + res.name + ".h";
   res.pkg_config = res.out_dir + "/" + res.name + ".pc";
   res.cmake_config = res.out_dir + "/" + res.name + "Config.cmake";
-  write_file_atomic(res.library, read_binary(archive), "the library", fix);
-  write_file_atomic(res.header, header_text(res), "the library's header", fix);
-  write_file_atomic(res.pkg_config, pkg_config_text(res), "the pkg-config file", fix);
-  write_file_atomic(res.cmake_config, cmake_config_text(res), "the CMake package config", fix);
+  publish(res.out_dir, {{"lib" + res.name + ".a", read_binary(archive)},
+                        {res.name + ".h", header_text(res)},
+                        {res.name + ".pc", pkg_config_text(res)},
+                        {res.name + "Config.cmake", cmake_config_text(res)}});
   return res;
 }
 
@@ -501,6 +598,7 @@ std::string export_summary(const ExportResult& r) {
   o += fmt::format("       CMake: find_package({0}) with CMAKE_PREFIX_PATH={1}; target_link_libraries(app {0}::{0})\n",
                    r.name, r.out_dir);
   if (r.openmp) o += "note: some kernels use OpenMP threads: the library links with -fopenmp\n";
+  for (const auto& n : r.notes) o += "note: " + n + "\n";
   return o;
 }
 

@@ -19,6 +19,7 @@
 #include "convtune/core/files.h"
 #include "convtune/core/json_lines.h"
 #include "convtune/core/machine.h"
+#include "convtune/execution/workdir.h"
 #include "convtune/tune/records.h"
 
 namespace fs = std::filesystem;
@@ -51,7 +52,7 @@ bool safe_component(const std::string& s) {
 // ties by the earlier measurement, then the text, so that the choice never
 // depends on the order of the inputs.
 bool better(const Entry& a, const Entry& b) {
-  const bool oa = a.rec.status == "ok", ob = b.rec.status == "ok";
+  const bool oa = a.rec.status == Status::ok, ob = b.rec.status == Status::ok;
   if (oa != ob) return oa;
   if (oa && relative_speed(a.rec) != relative_speed(b.rec)) return faster(a.rec, b.rec);
   if (a.rec.timestamp != b.rec.timestamp) return a.rec.timestamp < b.rec.timestamp;
@@ -60,7 +61,7 @@ bool better(const Entry& a, const Entry& b) {
 
 // Order in a store log: correct records fastest first, then failures.
 bool before(const Entry& a, const Entry& b) {
-  const bool oa = a.rec.status == "ok", ob = b.rec.status == "ok";
+  const bool oa = a.rec.status == Status::ok, ob = b.rec.status == Status::ok;
   if (oa != ob) return oa;
   if (oa && relative_speed(a.rec) != relative_speed(b.rec)) return faster(a.rec, b.rec);
   if (a.rec.config != b.rec.config) return a.rec.config < b.rec.config;
@@ -89,23 +90,54 @@ std::vector<std::string> logs_of(const std::string& input) {
   return v;
 }
 
-// Checks --out: absent, empty, or a store. True when it is a store.
-bool check_store(const std::string& out) {
+// The owner file of a store being created (issue 60): written before a new
+// store's first file, removed after its store.json. Found without a
+// store.json by a later merge (which holds the store's lock, so its writer
+// is gone), it marks a partial store that merge made: cleaned and made again.
+const char* const kCreatingFile = ".convtune-store-creating";
+
+// Checks --out, under the store's lock: empty (but for that lock), a partial
+// store a killed merge left (cleaned, with a note), or a store. True when it
+// is a store.
+bool check_store(const std::string& out, std::vector<std::string>* notes) {
   const std::string fix = "give a new directory or an existing store";
   std::error_code ec;
-  if (!fs::exists(out, ec)) return false;
-  if (!fs::is_directory(out, ec)) throw Error(fmt::format("--out '{}' is not a directory; {}", out, fix));
   const std::string meta = out + "/store.json";
   if (!fs::exists(meta, ec)) {
-    if (fs::is_empty(out, ec)) return false;
+    bool creating = false, other = false;
+    for (const auto& e : fs::directory_iterator(out)) {
+      const std::string name = e.path().filename().string();
+      if (name == kCreatingFile)
+        creating = true;
+      else if (name != "store.json.lock" && !is_atomic_temp_name(name))
+        other = true;
+    }
+    if (creating) {
+      std::ifstream f(out + "/" + kCreatingFile);
+      std::string owner;
+      std::getline(f, owner);
+      for (const auto& e : fs::directory_iterator(out))
+        if (e.path().filename() != "store.json.lock") fs::remove_all(e.path());
+      notes->push_back(fmt::format("--out '{}' was a store a killed merge (pid {}) had begun; made again from the "
+                                   "inputs",
+                                   out, owner.substr(0, owner.find(' '))));
+      return false;
+    }
+    if (!other) return false;
     throw Error(fmt::format("--out '{}' is neither empty nor a convtune store (it has no store.json); {}", out, fix));
   }
-  auto j = nlohmann::json::parse(read_text(meta), nullptr, false);
+  const std::string text = read_text(meta);
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw Error(fmt::format("--out '{}': store.json is corrupt ({}); the logs are intact: rebuild the store from them "
+                            "with 'convtune merge {} --out NEW' and use NEW",
+                            out, text.empty() ? "empty" : "not JSON, cut short?", out));
   if (!j.is_object() || j.value("format", "") != kStoreFormat)
     throw Error(fmt::format("--out '{}': store.json is not a convtune store's; {}", out, fix));
   if (j.value("format_version", 0) != kStoreFormatVersion)
     throw Error(fmt::format("--out '{}': store format_version {} is not {} (written by another convtune version); {}",
                             out, j.value("format_version", 0), kStoreFormatVersion, fix));
+  fs::remove(out + "/" + kCreatingFile, ec);  // killed after its store.json: the store is whole
   return true;
 }
 
@@ -140,8 +172,9 @@ MergeResult merge_logs(const MergeOptions& opt) {
     auto v = logs_of(in);  // every input checked before anything is written
     files.insert(files.end(), v.begin(), v.end());
   }
-  const bool existing = check_store(opt.out);
   std::error_code ec;
+  if (fs::exists(opt.out, ec) && !fs::is_directory(opt.out, ec))
+    throw Error(fmt::format("--out '{}' is not a directory; give a new directory or an existing store", opt.out));
   // A failed merge leaves no new directory behind (the lock is gone first: declared later).
   struct RemoveIfEmpty {
     std::string dir;
@@ -151,7 +184,12 @@ MergeResult merge_logs(const MergeOptions& opt) {
     }
   } cleanup{fs::exists(opt.out, ec) ? "" : opt.out};
   fs::create_directories(opt.out);
-  FileLock store_lock(opt.out + "/store.json", "store", "--out");  // one merge per store at a time
+  // One merge per store at a time, and the lock first: a second merge while
+  // the first creates the store is told whose it is (issue 60).
+  FileLock store_lock(opt.out + "/store.json", "store", "--out");
+  const bool existing = check_store(opt.out, &res.notes);
+  // What killed merges left (temporary logs, lock files nobody holds).
+  remove_stale_files(opt.out, {store_lock.lock_path()});
   if (existing) {
     auto v = logs_of(opt.out);
     files.insert(files.end(), v.begin(), v.end());
@@ -221,8 +259,8 @@ MergeResult merge_logs(const MergeOptions& opt) {
     s.shape = shape;
     s.threads = threads;
     s.records = v.size();
-    for (const auto& e : v) s.ok += e.rec.status == "ok";
-    if (v.front().rec.status == "ok") {
+    for (const auto& e : v) s.ok += e.rec.status == Status::ok;
+    if (v.front().rec.status == Status::ok) {
       s.best_gflops = v.front().rec.gflops;
       s.best_config = v.front().rec.config;
     }
@@ -242,6 +280,10 @@ MergeResult merge_logs(const MergeOptions& opt) {
     s.written = true;
     to_write.emplace_back(path, std::move(text));
   }
+  const std::string creating = opt.out + "/" + kCreatingFile;
+  if (!existing)  // before the store's first file: a kill from here on leaves a store the next merge makes again
+    write_file_atomic(creating, workdir_owner_text() + "\n", "the store's owner file",
+                      "free some space or choose another --out; the inputs are unchanged");
   std::vector<std::unique_ptr<FileLock>> locks;
   for (const auto& [path, text] : to_write) {
     fs::create_directories(fs::path(path).parent_path());
@@ -261,6 +303,7 @@ MergeResult merge_logs(const MergeOptions& opt) {
   const std::string meta_path = opt.out + "/store.json", meta_text = meta.dump(2) + "\n";
   if (!fs::exists(meta_path, ec) || read_text(meta_path) != meta_text)
     write_file_atomic(meta_path, meta_text, "the store's index", fix);
+  if (!existing) fs::remove(creating, ec);  // the store is whole
   return res;
 }
 

@@ -21,7 +21,8 @@ std::string onnx_report(const OnnxModel& m) {
   for (const auto& c : m.convs)
     if (!c.skip.empty()) {
       ++skipped;
-      o += fmt::format("skipped {} ({}): {}\n", c.node, c.dims, c.skip);
+      o += c.dims.empty() ? fmt::format("skipped {}: {}\n", c.node, c.skip)
+                          : fmt::format("skipped {} ({}): {}\n", c.node, c.dims, c.skip);
     }
   for (const auto& n : m.notes) o += "note: " + n + "\n";
   o += fmt::format("{}: {} Conv node{}, {} supported in {} distinct shape{}, {} skipped\n", m.name, m.convs.size(),

@@ -80,7 +80,7 @@ json ProfileJournalEntry::to_json() const {
   const UkSizes& u = sizes;
   json j{{"kind", "microkernel"}, {"format_version", kJournalFormatVersion},
          {"name", name},          {"sizes", {u.k, u.c, u.w, u.h, u.r, u.s}},
-         {"pass", pass_text(pass)}, {"status", measured.status},
+         {"pass", pass_text(pass)}, {"status", to_string(measured.status)},
          {"gflops", measured.gflops}};
   if (fence != TapFence::none) j["fence"] = fence_text(fence);
   if (!measured.counters.empty()) j["counters"] = measured.counters;
@@ -102,10 +102,10 @@ ProfileJournalEntry ProfileJournalEntry::from_json(const json& j) {
   const std::string pass = text(j, "pass", true);
   if (pass != "first" && pass != "again") throw Error(fmt::format("pass '{}' is not first or again", pass));
   e.pass = pass == "first" ? ProfilePass::first : ProfilePass::again;
-  e.measured.status = text(j, "status", true);
-  static const std::vector<std::string> statuses = {"ok", "compile_error", "wrong_result", "crash", "timeout"};
-  if (std::find(statuses.begin(), statuses.end(), e.measured.status) == statuses.end())
-    throw Error(fmt::format("status '{}' is not one of: {}", e.measured.status, fmt::join(statuses, ", ")));
+  // What a profile measures: any status but load_error.
+  static const std::vector<Status> statuses = {Status::ok, Status::compile_error, Status::wrong_result,
+                                               Status::crash, Status::timeout};
+  e.measured.status = parse_status(text(j, "status", true), statuses);
   e.measured.gflops = number(j, "gflops", true);
   e.measured.counters = array_of<long long>(j, "counters", &json::is_number_integer, "integers");
   return e;
@@ -121,17 +121,21 @@ void remove_journal(const std::string& journal) {
   std::filesystem::remove_all(units_dir(journal), ec);
 }
 
-ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names) {
+ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names,
+                            const std::string& isa) {
   ProfileJournal out;
   std::map<std::tuple<std::string, TapFence, ProfilePass>, size_t> seen;  // -> line
+  bool other_isa = false;
   JsonLinesTail tail = read_json_lines(path, kJournalName, kLineFix, [&](const json& j, size_t line) {
     if (!out.has_header) {
       if (j.is_object() && !(j.contains("kind") && j["kind"] == "header"))
         throw Error("the first line is not the journal's header");
       out.header = ProfileJournalHeader::from_json(j);
       out.has_header = true;
+      other_isa = !isa.empty() && out.header.isa != isa;
       return;
     }
+    if (other_isa) return;  // refused below, for its --arch
     ProfileJournalEntry e = ProfileJournalEntry::from_json(j);
     auto known = names.find(e.name);
     if (known == names.end())
@@ -146,6 +150,10 @@ ProfileJournal read_journal(const std::string& path, const std::map<std::string,
       throw Error(fmt::format("microkernel '{}' is re-measured before its first measurement", form));
     out.entries.push_back(e);
   });
+  if (other_isa)
+    throw Error(fmt::format("journal '{}' was started with --arch {}, not --arch {}; resume with the same options or "
+                            "remove the journal to start over",
+                            path, out.header.isa, isa));
   out.exists = tail.complete_bytes + tail.torn_bytes > 0;
   out.complete_bytes = tail.complete_bytes;
   out.torn_bytes = tail.torn_bytes;

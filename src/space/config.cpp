@@ -2,12 +2,14 @@
 // configuration must satisfy for a shape (000 §3.3, §4.1, §4.2).
 #include "convtune/space/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/text.h"
 
 namespace convtune {
 
@@ -177,14 +179,16 @@ class Parser {
     return i_ < t_.size() ? t_[i_] : '\0';
   }
 
-  // What is at the cursor, for messages: 'x' or "end of input"; a control
-  // character shows as '?' and a long word is cut, so the message stays one line.
+  // What is at the cursor, for messages: 'x' or "end of input"; a long word
+  // is cut, a character of several bytes (a full-width letter) shown whole,
+  // and a control character or a byte that is not UTF-8 escaped (text.h
+  // quote_text), so the message stays one line of valid text.
   std::string got() {
     if (peek() == '\0') return "end of input";
     std::string word = word_at();
-    if (word.empty()) word = std::iscntrl(static_cast<unsigned char>(t_[i_])) ? "?" : std::string(1, t_[i_]);
+    if (word.empty()) word = t_.substr(i_, std::max<size_t>(1, utf8_length(t_, i_)));
     if (word.size() > 40) word = word.substr(0, 40) + "...";
-    return "'" + word + "'";
+    return quote_text(word);
   }
 
   std::string word_at() const {

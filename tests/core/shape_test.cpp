@@ -252,9 +252,12 @@ TEST(ParseShape, UnsupportedConvolutionKinds) {
 
 TEST(ParseShape, MessagesStayOneLine) {
   auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
-  EXPECT_EQ(err("K=1,\nX=2,C=1"), "shape: field '?X' is unknown; use N,K,C,H,W,R,S,stride,pad");
-  EXPECT_EQ(err("K=1,\nX\r=2,C=1"), "shape: field '?X?' is unknown; use N,K,C,H,W,R,S,stride,pad");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=1,,\n"), "shape: empty field in 'K=1,C=1,H=3,R=1,,?'; separate fields with single commas");
+  // Control characters and bytes that are not UTF-8 escaped (issue 60, text.h escape_text).
+  EXPECT_EQ(err("K=1,\nX=2,C=1"), "shape: field '\\nX' is unknown; use N,K,C,H,W,R,S,stride,pad");
+  EXPECT_EQ(err("K=1,\nX\r=2,C=1"), "shape: field '\\nX\\x0D' is unknown; use N,K,C,H,W,R,S,stride,pad");
+  EXPECT_EQ(err("K=1,C=1,H=3,R=1,,\n"),
+            "shape: empty field in 'K=1,C=1,H=3,R=1,,\\n'; separate fields with single commas");
+  EXPECT_EQ(err("K=1,\xFFX=2"), "shape: field '\\xFFX' is unknown; use N,K,C,H,W,R,S,stride,pad");
   EXPECT_EQ(err("K=" + std::string(100, 'x')),
             "shape: 'K=" + std::string(60, 'x') + "...' is not a positive integer");
 }

@@ -38,7 +38,7 @@ MachineId machine(const std::string& model) {
 }
 const MachineId kM1 = machine("CPU one"), kM2 = machine("CPU two");
 
-Record rec(const std::string& layer, const std::string& shape, const std::string& config, const std::string& status,
+Record rec(const std::string& layer, const std::string& shape, const std::string& config, Status status,
            double ms, const MachineId& m, int threads = 1) {
   Record r;
   r.layer = layer;
@@ -47,8 +47,8 @@ Record rec(const std::string& layer, const std::string& shape, const std::string
   r.status = status;
   r.isa = "avx2";
   r.table_fingerprint = "CPU one | avx2,fma";
-  r.seconds = status == "ok" ? ms * 1e-3 : 0;
-  r.gflops = status == "ok" ? 1.0 / ms : 0;
+  r.seconds = status == Status::ok ? ms * 1e-3 : 0;
+  r.gflops = status == Status::ok ? 1.0 / ms : 0;
   r.machine = m;
   r.threads = threads;
   r.timestamp = "2026-11-23T20:00:00Z";
@@ -62,7 +62,7 @@ void write_log(const std::string& path, const std::vector<Record>& recs) {
 
 std::vector<std::string> configs(const std::string& log) {
   std::vector<std::string> v;
-  for (const auto& r : read_records(log)) v.push_back(r.config + " " + r.status);
+  for (const auto& r : read_records(log)) v.push_back(r.config + " " + to_string(r.status));
   return v;
 }
 
@@ -80,18 +80,18 @@ struct Runs {
   std::string a = td.file("a"), b = td.file("b");
   std::string b_c2_line;
   Runs() {
-    write_log(a + "/x/log.jsonl", {rec("x", kX, "c1", "ok", 2, kM1), rec("x", kX, "c2", "ok", 1.5, kM1),
-                                   rec("x", kX, "c4", "crash", 0, kM1)});
-    write_log(a + "/y/log.jsonl", {rec("y", kY, "d1", "ok", 1, kM2)});
+    write_log(a + "/x/log.jsonl", {rec("x", kX, "c1", Status::ok, 2, kM1), rec("x", kX, "c2", Status::ok, 1.5, kM1),
+                                   rec("x", kX, "c4", Status::crash, 0, kM1)});
+    write_log(a + "/y/log.jsonl", {rec("y", kY, "d1", Status::ok, 1, kM2)});
     // B measured c2 faster, c4 correctly, c1 timed out; its c2 line carries a key of a newer version.
-    nlohmann::json c2 = rec("x", kX, "c2", "ok", 1.0, kM1).to_json();
+    nlohmann::json c2 = rec("x", kX, "c2", Status::ok, 1.0, kM1).to_json();
     c2["from_a_newer_version"] = 1;
     b_c2_line = c2.dump();
-    write_log(b + "/x/log.jsonl", {rec("x", kX, "c3", "ok", 3, kM1), rec("x", kX, "c4", "ok", 5, kM1),
-                                   rec("x", kX, "c1", "timeout", 0, kM1)});
+    write_log(b + "/x/log.jsonl", {rec("x", kX, "c3", Status::ok, 3, kM1), rec("x", kX, "c4", Status::ok, 5, kM1),
+                                   rec("x", kX, "c1", Status::timeout, 0, kM1)});
     test::write_file(b + "/x/log.jsonl", test::read_file(b + "/x/log.jsonl") + b_c2_line + "\n");
-    write_log(b + "/x-t2/log.jsonl", {rec("x", kX, "c1", "ok", 1, kM1, 2)});
-    write_log(b + "/old/log.jsonl", {rec("old", kY, "e1", "ok", 1, MachineId{})});
+    write_log(b + "/x-t2/log.jsonl", {rec("x", kX, "c1", Status::ok, 1, kM1, 2)});
+    write_log(b + "/old/log.jsonl", {rec("old", kY, "e1", Status::ok, 1, MachineId{})});
   }
 };
 
@@ -130,8 +130,8 @@ TEST(Merge, OneLogPerMachineIsaThreadsAndShapeBestFirst) {
             (std::vector<std::string>{"c2 ok", "c1 ok", "c4 crash"}));
 }
 
-// One machine's sessions run at other clocks (this Xeon's peak loop at 221
-// GFLOP/s one day, 176 the next): records compare by their share of their
+// One machine's sessions run at other clocks (its peak loop a fifth slower
+// in one session than in the next): records compare by their share of their
 // own process's peak. c1's first record is faster in GFLOP/s at a peak twice
 // as high; c2 beats both on GFLOP/s but at four times c1's second peak.
 TEST(Merge, RecordsCompareAtTheirOwnPeak) {
@@ -140,9 +140,9 @@ TEST(Merge, RecordsCompareAtTheirOwnPeak) {
     r.peak_gflops = peak;
     return r;
   };
-  write_log(td.file("a/x/log.jsonl"), {at(rec("x", kX, "c1", "ok", 1.0, kM1), 4),     // 1/ms 1.0: 25 %
-                                       at(rec("x", kX, "c2", "ok", 0.5, kM1), 8)});    // 2.0: 25 %
-  write_log(td.file("b/x/log.jsonl"), {at(rec("x", kX, "c1", "ok", 1.25, kM1), 2)});  // 0.8: 40 %
+  write_log(td.file("a/x/log.jsonl"), {at(rec("x", kX, "c1", Status::ok, 1.0, kM1), 4),     // 1/ms 1.0: 25 %
+                                       at(rec("x", kX, "c2", Status::ok, 0.5, kM1), 8)});    // 2.0: 25 %
+  write_log(td.file("b/x/log.jsonl"), {at(rec("x", kX, "c1", Status::ok, 1.25, kM1), 2)});  // 0.8: 40 %
   const std::string store = td.file("store");
   MergeResult r = merge_logs({{td.file("a"), td.file("b")}, store});
   EXPECT_EQ(r.duplicates, 1u);
@@ -191,9 +191,9 @@ TEST(Merge, BadInputIsOneLineAndWritesNothing) {
   // Invalid lines name their log and line, as the tuner's reader does.
   const std::string bad = runs.td.file("bad/x/log.jsonl");
   fs::create_directories(runs.td.file("bad/x"));
-  nlohmann::json j = rec("x", kX, "c9", "ok", 1, kM1).to_json();
+  nlohmann::json j = rec("x", kX, "c9", Status::ok, 1, kM1).to_json();
   auto refused = [&](const nlohmann::json& line) {
-    test::write_file(bad, rec("x", kX, "c8", "ok", 1, kM1).to_json().dump() + "\n" + line.dump() + "\n");
+    test::write_file(bad, rec("x", kX, "c8", Status::ok, 1, kM1).to_json().dump() + "\n" + line.dump() + "\n");
     return error_of([&] { merge_logs({{runs.a, runs.td.file("bad")}, store}); });
   };
   const std::string at = "log '" + bad + "' line 2: ", line_fix = "; fix or remove that line";
@@ -221,7 +221,7 @@ TEST(Merge, BadInputIsOneLineAndWritesNothing) {
 TEST(Merge, ATornLastLineIsLeftOutWithANote) {
   Runs runs;
   const std::string log = runs.a + "/x/log.jsonl";
-  const std::string torn = rec("x", kX, "c7", "ok", 1, kM1).to_json().dump().substr(0, 30);
+  const std::string torn = rec("x", kX, "c7", Status::ok, 1, kM1).to_json().dump().substr(0, 30);
   test::write_file(log, test::read_file(log) + torn);
   MergeResult r = merge_logs({{runs.a}, runs.td.file("store")});
   EXPECT_EQ(r.records_read, 4u);
@@ -259,6 +259,114 @@ TEST(Merge, AStoreLogThatATuneHoldsIsRefused) {
   EXPECT_EQ(err.substr(err.size() - tail.size()), tail) << err;
   fs::remove(log + ".lock");  // the killed holder's
   EXPECT_EQ(tree(store), before);
+}
+
+// Issue 60: a first merge killed while it created the store (kill -9: its
+// lock file, its owner file, a partial log and a temporary one left) is made
+// again by the same command, which the README promises; before, the
+// directory was "neither empty nor a convtune store" for good.
+TEST(Merge, AFirstMergeKilledWhileCreatingTheStoreIsMadeAgain) {
+  Runs runs;
+  const std::string whole = runs.td.file("whole"), store = runs.td.file("store");
+  merge_logs({{runs.a}, whole});
+  const std::string x = store + "/" + kM1.key + "/avx2-t1/x";
+  fs::create_directories(x);
+  test::write_file(store + "/store.json.lock", "{\"pid\": 999999999}\n");  // nobody holds it: the holder died
+  test::write_file(store + "/.convtune-store-creating", "999999999 1 pid:[0]\n");
+  test::write_file(x + "/log.jsonl", test::read_file(whole + "/" + kM1.key + "/avx2-t1/x/log.jsonl").substr(0, 10));
+  test::write_file(x + "/log.jsonl.tmp-AbC123", "partial");
+  test::write_file(x + "/log.jsonl.lock", "{}");
+  MergeResult r = merge_logs({{runs.a}, store});
+  EXPECT_EQ(r.notes, std::vector<std::string>{"--out '" + store + "' was a store a killed merge (pid 999999999) had "
+                                                                  "begun; made again from the inputs"});
+  EXPECT_EQ(tree(store), tree(whole));  // nothing left of the killed run
+  // And a merge killed before its first file (only the lock file) counts as an empty directory.
+  const std::string early = runs.td.file("early");
+  fs::create_directories(early);
+  test::write_file(early + "/store.json.lock", "");
+  merge_logs({{runs.a}, early});
+  EXPECT_EQ(tree(early), tree(whole));
+}
+
+// Issue 60: a second merge while the first creates the store is told whose it is.
+TEST(Merge, ASecondMergeWhileTheFirstCreatesTheStoreNamesIt) {
+  Runs runs;
+  const std::string store = runs.td.file("store");
+  fs::create_directories(store);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the first merge, between its lock and its store.json
+    FileLock lock(store + "/store.json", "store", "--out");
+    test::write_file(store + "/.convtune-store-creating", "1 1 pid:[0]\n");
+    if (write(ready[1], "x", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  const std::string err = error_of([&] { merge_logs({{runs.a}, store}); });
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  EXPECT_EQ(err.rfind("store '" + store + "/store.json' is in use by convtune pid " + std::to_string(child) + " on ",
+                      0),
+            0u)
+      << err;
+  const std::string tail = "; wait for it to finish or use another --out";
+  ASSERT_GE(err.size(), tail.size());
+  EXPECT_EQ(err.substr(err.size() - tail.size()), tail) << err;
+}
+
+// Issue 60: the temporary logs and lock files of a killed merge are removed
+// by the next one; a directory where a tune holds its log is left alone.
+TEST(Merge, TheRerunRemovesWhatAKilledMergeLeft) {
+  Runs runs;
+  const std::string store = runs.td.file("store");
+  merge_logs({{runs.a}, store});
+  const auto before = tree(store);
+  const std::string x = store + "/" + kM1.key + "/avx2-t1/x", y = store + "/" + kM2.key + "/avx2-t1/y";
+  test::write_file(x + "/log.jsonl.tmp-AbC123", "partial");
+  test::write_file(x + "/log.jsonl.lock", "{}");
+  test::write_file(store + "/store.json.tmp-XyZ789", "{");
+  test::write_file(y + "/finalists.json.tmp-QwE456", "{");  // y's log is held below: this one is the tune's
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FileLock lock(y + "/log.jsonl", "log", "--out");
+    if (write(ready[1], "x", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  merge_logs({{runs.a}, store});
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  auto after = tree(store);
+  EXPECT_EQ(after.erase(kM2.key + "/avx2-t1/y/finalists.json.tmp-QwE456"), 1u);
+  EXPECT_EQ(after.erase(kM2.key + "/avx2-t1/y/log.jsonl.lock"), 1u);  // the killed holder's
+  EXPECT_EQ(after, before);
+}
+
+// Issue 60: an empty or cut store.json is corrupt, and says how to rebuild the store.
+TEST(Merge, ACorruptStoreJsonSaysHowToRebuild) {
+  Runs runs;
+  const std::string store = runs.td.file("store");
+  merge_logs({{runs.a}, store});
+  for (const std::string text : {"", "{\"format\": \"convtune-st"}) {
+    test::write_file(store + "/store.json", text);
+    EXPECT_EQ(error_of([&] { merge_logs({{runs.b}, store}); }),
+              "--out '" + store + "': store.json is corrupt (" + (text.empty() ? "empty" : "not JSON, cut short?") +
+                  "); the logs are intact: rebuild the store from them with 'convtune merge " + store +
+                  " --out NEW' and use NEW");
+  }
 }
 
 }  // namespace

@@ -110,6 +110,51 @@ TEST(OnnxModel, BadModelsGetOneLine) {
                    "\"K=..,C=..,H=..,R=..\" or --onnx MODEL\n");
 }
 
+// Issue 60: every repeated attribute is length-checked before it is read
+// (dilations=[] with auto_pad=SAME_LOWER crashed the reader), and a wrong
+// length is named as such, not as unequal strides or asymmetric pads.
+TEST(OnnxModel, AttributesOfTheWrongLengthAreNamed) {
+  SKIP_WITHOUT_ONNX();
+  const OnnxModel m = read_onnx(CONVTUNE_SOURCE_DIR "/tests/data/bad_attrs.onnx");
+  ASSERT_EQ(m.convs.size(), 6u);
+  EXPECT_EQ(m.convs[0].skip, "dilations=[] has 0 values; a 2-D Conv has 2");
+  EXPECT_EQ(m.convs[1].skip, "dilations=[1] has 1 value; a 2-D Conv has 2");
+  EXPECT_EQ(m.convs[2].skip, "strides=[1,1,1] has 3 values; a 2-D Conv has 2");
+  EXPECT_EQ(m.convs[3].skip, "pads=[1,1] has 2 values; a 2-D Conv has 4");
+  EXPECT_EQ(m.convs[4].skip, "kernel_shape=[3] has 1 value; a 2-D Conv has 2");
+  EXPECT_EQ(m.convs[5].skip, "");
+  EXPECT_EQ(m.convs[5].shape.to_string(), "N=1,K=8,C=8,H=16,W=16,R=3,S=3,stride=1,pad=1");
+  auto r = run_cli("layers --onnx " CONVTUNE_SOURCE_DIR "/tests/data/bad_attrs.onnx");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nbad_attrs: 6 Conv nodes, 1 supported in 1 distinct shape, 5 skipped\n"), std::string::npos)
+      << r.out;
+}
+
+// Issue 60: a 1-D or 3-D Conv, or a Conv after an op of a custom domain, is
+// skipped with its own reason; the rest of the model is listed.
+TEST(OnnxModel, OtherRanksAndCustomOpsSkipTheNodeNotTheModel) {
+  SKIP_WITHOUT_ONNX();
+  const std::string data = CONVTUNE_SOURCE_DIR "/tests/data/";
+  auto r = run_cli("layers --onnx " + data + "conv1d3d.onnx");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nskipped conv1d: a 1-D convolution (input of rank 3); convtune tunes 2-D convolutions "
+                       "only\nskipped conv3d: a 3-D convolution (input of rank 5); convtune tunes 2-D convolutions "
+                       "only\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nconv1d3d: 3 Conv nodes, 1 supported in 1 distinct shape, 2 skipped\n"), std::string::npos)
+      << r.out;
+  r = run_cli("layers --onnx " + data + "custom_op.onnx");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nskipped after_custom: its input 't' has no inferred shape: it comes after node foo (op Foo "
+                       "of the custom domain 'com.example'), which ONNX shape inference does not know\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\ncustom_op-0           8     8   16   16  3  3      1   1   16   16       0.3     1  direct\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(OnnxModel, WithoutTheLibraryOnnxSaysWhatToInstall) {
   if (onnx_supported()) GTEST_SKIP() << "this convtune reads ONNX models (the stub is for builds without libonnx-dev)";
   EXPECT_THROW(read_onnx(kSmall), Error);

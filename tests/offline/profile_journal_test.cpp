@@ -37,7 +37,7 @@ struct Known {
   }
   ProfileJournalEntry entry(size_t i, ProfilePass pass, double gflops) const {
     UkMeasured m;
-    m.status = "ok";
+    m.status = Status::ok;
     m.gflops = gflops;
     m.counters = {1000, 2000};
     return {ukernel_name(ks[i], "avx2"), ks[i], pass, m};
@@ -77,6 +77,22 @@ TEST(ProfileJournal, ReadsBackWhatWasAppendedAndItsTornTail) {
 
 // Each form of a microkernel (plain, F(r), F(s)) is its own measurement:
 // the fence comes back, and the once-per-pass rule holds per form.
+// Issue 60: a journal of another --arch is refused for its --arch, not for
+// its first microkernel (which this run's ISA does not have).
+TEST(ProfileJournal, AJournalOfAnotherArchIsRefusedForIt) {
+  test::TempDir td;
+  Known k;
+  const std::string path = journal_path(td.file("t.json"));
+  append_journal(path, header().to_json());
+  append_journal(path, k.entry(0, ProfilePass::first, 50).to_json());
+  std::map<std::string, UkSizes> avx512;
+  for (const auto& u : quick_subset(load_isa("avx512"))) avx512[ukernel_name(u, "avx512")] = u;
+  EXPECT_EQ(test::error_of([&] { read_journal(path, avx512, "avx512"); }),
+            "journal '" + path + "' was started with --arch avx2, not --arch avx512; resume with the same options or "
+            "remove the journal to start over");
+  EXPECT_EQ(read_journal(path, k.names, "avx2").entries.size(), 1u);
+}
+
 TEST(ProfileJournal, FencedFormsAreMeasurementsOfTheirOwn) {
   test::TempDir td;
   Known k;
@@ -162,6 +178,8 @@ TEST(ProfileJournal, AnInvalidCompleteLineIsRefusedByNumber) {
       {head + with("status", nullptr), "line 2: key 'status' is missing"},
       {head + with("status", "fast"),
        "line 2: status 'fast' is not one of: ok, compile_error, wrong_result, crash, timeout"},
+      {head + with("status", "load_error"),  // no profile measurement is a load_error
+       "line 2: status 'load_error' is not one of: ok, compile_error, wrong_result, crash, timeout"},
       {head + with("gflops", "12"), "line 2: key 'gflops' is a string, not a number"},
       {head + with("gflops", -1), "line 2: key 'gflops' is negative (-1)"},
       {head + with("pass", "third"), "line 2: pass 'third' is not first or again"},

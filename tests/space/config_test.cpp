@@ -192,7 +192,12 @@ TEST(Config, ParseErrors) {
   EXPECT_EQ(parse_error("[T(9223372036854775807,k)]"),
             "config: at column 4: number '9223372036854775807' is too large; a count is at most a problem size "
             "(about 2^20)");
-  EXPECT_EQ(parse_error("[T(\x01,k)]"), "config: at column 4: expected a number, got '?'");
+  EXPECT_EQ(parse_error("[T(\x01,k)]"), "config: at column 4: expected a number, got '\\x01'");
+  // Issue 60: a character of several bytes is quoted whole, a byte that is not UTF-8 escaped.
+  EXPECT_EQ(parse_error("[\xEF\xBC\xB4(2,w), V(k)]"),
+            "config: at column 2: expected a specifier (R, T, U, V, Lseq, P or F), got '\xEF\xBC\xB4'");
+  EXPECT_EQ(parse_error("[T(2,w), \xFF]"),
+            "config: at column 10: expected a specifier (R, T, U, V, Lseq, P or F), got '\\xFF'");
   EXPECT_EQ(parse_error("[T(" + std::string(100, 'z') + ",k)]"),
             "config: at column 4: expected a number, got '" + std::string(40, 'z') + "...'");
   EXPECT_EQ(parse_error("[T(16 k)]"), "config: at column 7: expected ',' after the count, got 'k'");

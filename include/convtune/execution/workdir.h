@@ -25,10 +25,11 @@ class WorkDir {
 /// The name of the owner file in a temporary WorkDir: "<pid> <start time> <pid namespace>".
 extern const char* const kWorkDirOwnerFile;
 
-/// Removes the stale work dirs in `base`: named convtune-*, a directory (not
-/// a link) of this user, holding an owner file whose process is gone. Returns
-/// how many it removed; never throws.
-int remove_stale_workdirs(const std::string& base);
+/// Removes the stale work dirs in `base`: named <prefix>* (convtune-* by
+/// default; export's staging directories beside its --out have their own),
+/// a directory (not a link) of this user, holding an owner file whose
+/// process is gone. Returns how many it removed; never throws.
+int remove_stale_workdirs(const std::string& base, const std::string& prefix = "convtune-");
 
 /// This process's owner text, as written to the owner file.
 std::string workdir_owner_text();

@@ -41,6 +41,7 @@ struct ExportResult {
   Epilogue epilogue = Epilogue::none;   // every kernel's (the dispatcher accepts only it)
   std::vector<ExportedKernel> kernels;  // one per distinct shape, in selection order
   std::vector<std::string> skipped;     // "layer: why", with --skip-untuned
+  std::vector<std::string> notes;       // "layer: ..." a finalists.json passed over, and why
   bool openmp = false;                  // some kernel has a P loop: link with -fopenmp
   std::string library, header, pkg_config, cmake_config;  // the files written
 };
@@ -56,6 +57,11 @@ std::string default_library_name(const std::string& network, const std::vector<S
 /// Builds and writes the library; throws Error (one line) for a layer that
 /// is not tuned (unless skip_untuned), a foreign log, a kernel that does not
 /// compile, or an --out that cannot be written (checked before any work).
+/// --out is replaced as one directory (issue 60): staged beside it, then
+/// renamed over it in one atomic exchange, so it holds the old set or the
+/// new one; its other files are kept, a subdirectory (or the current
+/// directory as --out) is refused, staging directories of killed exports are
+/// removed, and a failed export leaves no --out it created.
 ExportResult run_export(const ExportOptions& opt);
 
 /// What was written, and how a build finds it.

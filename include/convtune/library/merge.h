@@ -22,6 +22,11 @@
 // store.json is replaced whole through a temporary file and a rename, a
 // log only grows, and a log that a tune holds (--resume into the store) is
 // refused, so a killed merge loses nothing and running it again completes it.
+// The store's lock is taken before --out is looked at (a second merge is told
+// whose it is); a new store carries an owner file until its store.json is
+// written, so a first merge killed midway leaves a partial store that the
+// next one makes again; the temporary files and lock files of killed writers
+// are removed (issue 60).
 #include <cstddef>
 #include <string>
 #include <vector>

@@ -75,8 +75,11 @@ struct ProfileJournal {
 /// Every complete line must be valid (the first a header, then entries of
 /// known microkernels, each form and pass at most once): otherwise throws Error
 /// "journal '<path>' line N: <problem>; fix or remove that line, or remove the
-/// journal to start over".
-ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names);
+/// journal to start over". `isa` (when given) is this run's --arch: a journal
+/// of another ISA is refused for that, before its entries are looked at
+/// (issue 60: its microkernels are not this run's).
+ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names,
+                            const std::string& isa = "");
 
 /// Throws Error "journal '<path>' was started with <what>, not <now>; ..."
 /// when the journal's header does not match this run's.

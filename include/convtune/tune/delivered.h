@@ -20,6 +20,10 @@ struct DeliveredKernel {
   bool found = false;       // a correct record exists
   Record record;            // the delivered one, when found
   bool finalist = false;    // it is finalists.json's winner
+  // When a finalists.json beside the log is empty, corrupt or no object
+  // with a winner, or its winner has no correct record in the log: what,
+  // and that the log's best was taken instead ("" otherwise).
+  std::string finalists_note;
   // The first record that does not belong to this log's layer, and why:
   std::string other_shape;  // its shape, when not `shape` ("" otherwise)
   int other_threads = 0;    // its --threads, when not `threads` (0 otherwise)
