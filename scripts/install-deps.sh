@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-de
       libonnx-dev libprotobuf-dev        # --onnx (bench/models.py also needs python3-torch, -torchvision)
       libxnnpack-dev libpthreadpool-dev  # the XNNPACK baseline of bench
       libxsmm-dev                        # the LIBXSMM baseline of bench
-      python3-torch)                     # bench/pytorch_conv.py, bench/models.py
+      python3-torch python3-onnx)        # bench/pytorch_conv.py, bench/models.py; tests/data/make_fault_models.py
 # NEON under qemu-aarch64 on other hosts (tests/neon_test.cpp); AArch64 runs it natively.
 [ "$(uname -m)" = aarch64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()

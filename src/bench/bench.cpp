@@ -110,7 +110,7 @@ BenchResult bench_kernel(const BenchOptions& opt, Isa* isa_out) {
     // hand-written variants of issue 11's analyses), under the same protocol as the log's best.
     const Config c = parse_config(opt.config);
     validate_config(c, t.shape, isa.lanes);
-    // Its P loops fix its threads (issue 60: said, not left to be guessed from a slow time).
+    // Its P loops fix its threads: said, not left to be guessed from a slow time.
     if (const int64_t n = config_threads(c); n > available_cpus())
       std::fprintf(stderr,
                    "convtune: note: --config runs %lld threads (its P loops) on the %d CPU%s this process may use: "

@@ -89,7 +89,7 @@ Runner setup_tune(CLI::App* sub) {
     if (a->opt.emulate && !sub->count("--threads")) a->opt.threads = 1;  // emulated timings gain nothing from cores
     std::vector<Shape> shapes = selected_shapes(a->which);
     // Each layer under --out/<layer>, also when one job of them runs, and for
-    // a model of one Conv shape, as export --onnx --logs reads it (issue 60).
+    // a model of one Conv shape, as export --onnx --logs reads it.
     const bool many = shapes.size() > 1 || !a->which.onnx.empty();
     if (a->job_index >= 0) shapes = {job_at(shapes, a->job_index)};
     if (shapes.size() > 1 && !a->opt.log.empty())

@@ -333,7 +333,7 @@ fs::path out_path(const std::string& out_dir) {
 // The staging directories beside --out: ".<out name>.tmp-XXXXXX".
 std::string staging_prefix(const fs::path& out) { return "." + out.filename().string() + ".tmp-"; }
 
-// export replaces its --out whole (issue 60): the files of an earlier export
+// export replaces its --out whole: the files of an earlier export
 // go, other files are kept (linked into the new set); a subdirectory, or
 // --out being the current directory, cannot be carried over atomically.
 void check_out_dir(const std::string& out_dir) {
@@ -431,7 +431,7 @@ ExportResult run_export(const ExportOptions& opt) {
   res.name = opt.name;
   res.epilogue = opt.epilogue;
   res.out_dir = opt.out_dir.empty() ? "." : opt.out_dir;
-  {  // fail now, not after compiling; a failed export leaves no --out it made (issue 60)
+  {  // fail now, not after compiling; a failed export leaves no --out it made
     std::error_code ec;
     const bool existed = fs::exists(res.out_dir, ec);
     ensure_writable(res.out_dir + "/" + res.name + ".h", "--out");

@@ -90,7 +90,7 @@ std::vector<std::string> logs_of(const std::string& input) {
   return v;
 }
 
-// The owner file of a store being created (issue 60): written before a new
+// The owner file of a store being created: written before a new
 // store's first file, removed after its store.json. Found without a
 // store.json by a later merge (which holds the store's lock, so its writer
 // is gone), it marks a partial store that merge made: cleaned and made again.
@@ -185,7 +185,7 @@ MergeResult merge_logs(const MergeOptions& opt) {
   } cleanup{fs::exists(opt.out, ec) ? "" : opt.out};
   fs::create_directories(opt.out);
   // One merge per store at a time, and the lock first: a second merge while
-  // the first creates the store is told whose it is (issue 60).
+  // the first creates the store is told whose it is.
   FileLock store_lock(opt.out + "/store.json", "store", "--out");
   const bool existing = check_store(opt.out, &res.notes);
   // What killed merges left (temporary logs, lock files nobody holds).

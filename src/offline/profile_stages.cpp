@@ -253,7 +253,7 @@ void profile_start_runner(ProfileSession& s) {
   const ProfileOptions& opt = s.opt;
   // Ctrl-C from here on (the driver's build, the opening peak measurement):
   // stop with a line, the lock and work dir removed, not by the default
-  // action (issue 60).
+  // action.
   install_interrupt_handlers();
   const char* stopped = "interrupted while measuring the peak, before any microkernel; nothing was journaled: run "
                         "the same command again";

@@ -75,7 +75,7 @@ DeliveredKernel delivered_kernel(const std::vector<Record>& recs, const std::str
   if (!winner.empty() && !d.finalist)
     problem = fmt::format("the finalists' winner '{}' beside '{}' has no correct record in that log", winner,
                           log_path);
-  if (!problem.empty() && d.found)  // issue 60: not a silent fallback
+  if (!problem.empty() && d.found)  // said, never a silent fallback
     d.finalists_note = problem + "; took the best correct record of the log instead (tune again with --resume to "
                                  "re-measure the finalists)";
   return d;

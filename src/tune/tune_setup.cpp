@@ -71,7 +71,8 @@ void open_log(TuneSession& s) {
   s.out_dir = opt.out_dir.empty() ? default_out_dir(res.layer, opt.threads, opt.epilogue) : opt.out_dir;
   res.log_path = opt.log.empty() ? s.out_dir + "/log.jsonl" : opt.log;
   std::error_code ec;
-  // --out first, and by its name: the default log is inside it (issue 60: a --out that is a file blamed --log).
+  // --out first, and by its name: the default log is inside it, so a --out that is a file is the
+  // user's mistake to name, not --log.
   if (std::filesystem::exists(s.out_dir, ec) && !std::filesystem::is_directory(s.out_dir, ec))
     throw Error(fmt::format("--out '{}' is a file, not a directory; give a directory for the kernel and its log",
                             s.out_dir));

@@ -252,7 +252,7 @@ TEST(ParseShape, UnsupportedConvolutionKinds) {
 
 TEST(ParseShape, MessagesStayOneLine) {
   auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
-  // Control characters and bytes that are not UTF-8 escaped (issue 60, text.h escape_text).
+  // Control characters and bytes that are not UTF-8 escaped (text.h escape_text).
   EXPECT_EQ(err("K=1,\nX=2,C=1"), "shape: field '\\nX' is unknown; use N,K,C,H,W,R,S,stride,pad");
   EXPECT_EQ(err("K=1,\nX\r=2,C=1"), "shape: field '\\nX\\x0D' is unknown; use N,K,C,H,W,R,S,stride,pad");
   EXPECT_EQ(err("K=1,C=1,H=3,R=1,,\n"),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The small ONNX models of issue 60's fault cases (tests/data/*.onnx), made
+"""The small ONNX models of the fault cases (tests/data/*.onnx, scripts/fault-cases.sh), made
 with Debian's python3-onnx: run it from anywhere to make them again."""
 import os
 

@@ -1,5 +1,5 @@
 // Fuzzes ONNX model bytes through read_onnx, the reader `convtune layers
-// --onnx` uses (issue 60: a Conv with dilations=[] crashed it), and the
+// --onnx` uses (attribute lengths, ranks and names come from the file), and the
 // report layers prints: either a model with every Conv node shaped or
 // skipped with a reason, or one Error line. Seeded with tests/data/*.onnx.
 #include <sys/mman.h>

@@ -10,7 +10,7 @@ void install_interrupt_handlers();
 bool interrupted();
 
 /// Ctrl-C before a command has anything to keep (tune's and profile's
-/// opening peak measurement, issue 60): the message says what was left as it
+/// opening peak measurement): the message says what was left as it
 /// was; the CLI prints it as any error (a JSON line with --json) and exits 130.
 class Interrupted : public Error {
  public:

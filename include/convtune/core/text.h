@@ -21,8 +21,8 @@ size_t utf8_length(const std::string& s, size_t i);
 // written as \xHH (a tab as \t, a newline as \n). ASCII text is unchanged.
 std::string escape_text(const std::string& s);
 
-// User input quoted for a message: '<escape_text(s)>' (issue 60: every
-// error that quotes input quotes it through here).
+// User input quoted for a message: '<escape_text(s)>'. Every error that
+// quotes input quotes it through here, so no message holds a broken byte.
 std::string quote_text(const std::string& s);
 
 }  // namespace convtune

@@ -57,7 +57,7 @@ std::string default_library_name(const std::string& network, const std::vector<S
 /// Builds and writes the library; throws Error (one line) for a layer that
 /// is not tuned (unless skip_untuned), a foreign log, a kernel that does not
 /// compile, or an --out that cannot be written (checked before any work).
-/// --out is replaced as one directory (issue 60): staged beside it, then
+/// --out is replaced as one directory: staged beside it, then
 /// renamed over it in one atomic exchange, so it holds the old set or the
 /// new one; its other files are kept, a subdirectory (or the current
 /// directory as --out) is refused, staging directories of killed exports are

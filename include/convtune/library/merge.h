@@ -26,7 +26,7 @@
 // whose it is); a new store carries an owner file until its store.json is
 // written, so a first merge killed midway leaves a partial store that the
 // next one makes again; the temporary files and lock files of killed writers
-// are removed (issue 60).
+// are removed.
 #include <cstddef>
 #include <string>
 #include <vector>

@@ -77,7 +77,7 @@ struct ProfileJournal {
 /// "journal '<path>' line N: <problem>; fix or remove that line, or remove the
 /// journal to start over". `isa` (when given) is this run's --arch: a journal
 /// of another ISA is refused for that, before its entries are looked at
-/// (issue 60: its microkernels are not this run's).
+/// (its microkernels are not this run's: naming one would mislead).
 ProfileJournal read_journal(const std::string& path, const std::map<std::string, UkSizes>& names,
                             const std::string& isa = "");
 
