@@ -67,8 +67,9 @@ TEST(FaultCases, WeakMessagesOfBenchAndTune) {
 
 TEST(FaultCases, BenchConfigWithMoreThreadsThanCpusSaysSo) {
   if (test::run_command("command -v taskset").exit_code != 0) GTEST_SKIP() << "no taskset";
-  auto r = test::run_command("taskset -c 0 " CONVTUNE_BIN " bench --shape " + kSmall +
-                             " --config '[P(2,h), T(3,r), T(2,h), T(2,c), U(3,s), U(4,c), U(8,w), U(2,h), V(k)]' "
+  // AVX2 (8 lanes, hence U(2,k)) runs on every host the suite supports.
+  auto r = test::run_command("taskset -c 0 " CONVTUNE_BIN " bench --arch avx2 --shape " + kSmall +
+                             " --config '[P(2,h), T(3,r), T(2,h), T(2,c), U(3,s), U(4,c), U(8,w), U(2,h), U(2,k), V(k)]' "
                              "--min-repeat-ms 1 --repeat 1 -q");
   EXPECT_NE(r.err.find("convtune: note: --config runs 2 threads (its P loops) on the 1 CPU this process may use: they "
                        "share it, so the time is not that of 2 cores\n"),
@@ -99,6 +100,27 @@ TEST(FaultCases, CtrlCDuringThePeakStopsWithALine) {
   }
   EXPECT_FALSE(fs::exists(td.file("o/log.jsonl.lock")));
   EXPECT_TRUE(fs::is_empty(td.file("tmp")));  // the work dir went too
+}
+
+// profile the same way: Ctrl-C once its work dir exists (the handlers are in
+// place, the driver's build and the opening peak are under way) stops it with
+// one line, no journal and no work dir left.
+TEST(FaultCases, CtrlCDuringProfilesPeakStopsWithALine) {
+  test::TempDir td;
+  fs::create_directories(td.file("tmp"));
+  {
+    test::ScopedEnv tmp("TMPDIR", td.file("tmp"));
+    test::Background b({"profile", "--quick", "--out", td.file("t.json"), "-q"}, td.path());
+    for (int i = 0; i < 400 && fs::is_empty(td.file("tmp")) && b.running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    b.signal(SIGINT);
+    EXPECT_EQ(b.wait(), 130) << b.err();
+    EXPECT_EQ(b.err(), "convtune: error: interrupted while measuring the peak, before any microkernel; nothing was "
+                       "journaled: run the same command again\n");
+  }
+  EXPECT_FALSE(fs::exists(td.file("t.json")));
+  EXPECT_TRUE(fs::is_empty(td.file("tmp")));
 }
 
 // Export replaces its --out as one directory: stale temporary files of
