@@ -40,13 +40,13 @@ int64_t product(std::initializer_list<int64_t> factors) {
   return v;
 }
 
-// User text inside a one-line message: control characters and bytes that are
-// not UTF-8 escaped (text.h escape_text),
-// long text cut, so a message stays one readable line whatever was typed.
+// User text inside a one-line message: escaped as every quoted input is
+// (text.h escape_text) and cut at about 60 bytes, never inside a character,
+// so a message stays one readable line whatever was typed.
 std::string printable(const std::string& text) {
   size_t end = 0;  // about 60 bytes, never half a character
   while (end < text.size() && end < 60) end += std::max<size_t>(1, utf8_length(text, end));
-  const std::string out = escape_text(text.substr(0, end));  // text.h: bytes that are not UTF-8 escaped
+  const std::string out = escape_text(text.substr(0, end));
   return end < text.size() ? out + "..." : out;
 }
 

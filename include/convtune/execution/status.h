@@ -1,5 +1,5 @@
 #pragma once
-// How a run of generated code ended (issue 57): the one status type of the
+// How a run of generated code ended: the one status type of the
 // runner's results, the tuning log's records, the finalists, the class
 // table's microkernels and the profile journal's entries. Typed, as TVM's
 // MeasureErrorNo, so that a misspelt status is a compile error rather than a
