@@ -10,7 +10,7 @@ void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, f
         for (long c = 0; c < nc * d[CT_C]; ++c)
           for (long r = 0; r < d[CT_R]; ++r)
             for (long s = 0; s < d[CT_S]; ++s)
-              sum += (double)I[(h * d[CT_ST] + r) * d[CT_IROW] + (w * d[CT_ST] + s) * d[CT_IPIX] + c] *
+              sum += (double)I[(h * d[CT_ST] + r * d[CT_DH]) * d[CT_IROW] + (w * d[CT_STW] + s * d[CT_DW]) * d[CT_IPIX] + c] *
                      W[r * d[CT_WR] + s * d[CT_WS] + (c / d[CT_C]) * d[CT_WIT] + (c % d[CT_C]) * d[CT_WC] + kk];
         *o = (float)sum;
       }

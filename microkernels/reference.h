@@ -11,7 +11,8 @@ extern "C" {
 #endif
 
 /* The indices of d[]: the sizes, then the layout baked into the microkernel. */
-enum { CT_K, CT_C, CT_W, CT_H, CT_R, CT_S, CT_IROW, CT_IPIX, CT_ST, CT_WR, CT_WS, CT_WC, CT_WIT, CT_OROW, CT_OPIX, CT_NPARAM };
+enum { CT_K, CT_C, CT_W, CT_H, CT_R, CT_S, CT_IROW, CT_IPIX, CT_ST, CT_WR, CT_WS, CT_WC, CT_WIT, CT_OROW, CT_OPIX,
+       CT_STW, CT_DH, CT_DW, CT_NPARAM };
 
 /* O = (acc ? O : 0) + the block's convolution over nc * d[CT_C] channels, in double;
    channel c's weights are at (c / d[CT_C]) * d[CT_WIT] + (c % d[CT_C]) * d[CT_WC]. */

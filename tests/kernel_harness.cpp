@@ -146,7 +146,7 @@ std::vector<UkCheck> check_ukernels(const Isa& isa, const std::vector<UkCase>& c
     auto fn = reinterpret_cast<Fn>(lib.symbol("call" + std::to_string(i)));
     const int64_t nc = 3;
     // 64 guard floats after each buffer: compared like the rest.
-    std::vector<float> in((u.h - 1) * l.stride * l.in_row + u.r * l.in_row + 64), w(u.r * l.w_r + 64),
+    std::vector<float> in(((u.h - 1) * l.stride + (u.r - 1) * l.dil_h + 1) * l.in_row + 64), w(u.r * l.w_r + 64),
         out(u.h * l.out_row + 64), ref;
     for (auto& x : in) x = dist(rng);
     for (auto& x : w) x = dist(rng);

@@ -23,10 +23,14 @@ UkSizes uk(int k, int c, int w, int h, int r, int s) {
 
 UkLayout odd_layout(const UkSizes& u, int lanes, size_t i, int64_t pad) {
   UkLayout l;
+  // Strides 1 and 2 and dilations 1 to 3, unequal between the axes on some cases.
   l.stride = 1 + int(i % 2);
+  l.stride_w = 1 + int((i / 2) % 2);
+  l.dil_h = 1 + int((i / 3) % 3);
+  l.dil_w = 1 + int((i / 4) % 2);
   const int64_t C = 3 * u.c + 1, Kp = int64_t(u.k) * lanes + pad;
   l.in_pix = C;
-  l.in_row = ((u.w - 1) * l.stride + u.s + 2) * C;
+  l.in_row = ((u.w - 1) * l.stride_w + (u.s - 1) * l.dil_w + 3) * C;
   l.w_c = Kp;
   l.w_s = C * Kp;
   l.w_r = u.s * C * Kp;

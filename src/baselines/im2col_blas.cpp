@@ -26,7 +26,7 @@ class Im2colBlas : public Baseline {
     in_ = input_nchw(p);
     w_ = p.weights;  // KCRS: the [K][C*R*S] matrix of the GEMM
     out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
-    direct_ = s.R == 1 && s.S == 1 && s.stride == 1 && s.pad == 0;
+    direct_ = s.R == 1 && s.S == 1 && s.stride() == 1 && s.pad() == 0;
     if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);
     if (has_residual(p.epilogue)) res_ = output_to_nchw(p, p.residual.data());
   }
@@ -63,7 +63,7 @@ class Im2colBlas : public Baseline {
       for (int64_t r = 0; r < s.R; ++r)
         for (int64_t q = 0; q < s.S; ++q)
           for (int64_t oh = 0; oh < Ho; ++oh) {
-            const int64_t ih = oh * s.stride - s.pad + r;
+            const int64_t ih = oh * s.stride() - s.pad() + r;
             if (ih < 0 || ih >= s.H) {
               std::memset(col, 0, size_t(Wo) * sizeof(float));
               col += Wo;
@@ -71,7 +71,7 @@ class Im2colBlas : public Baseline {
             }
             const float* row = img + (c * s.H + ih) * s.W;
             for (int64_t ow = 0; ow < Wo; ++ow) {
-              const int64_t iw = ow * s.stride - s.pad + q;
+              const int64_t iw = ow * s.stride() - s.pad() + q;
               *col++ = iw >= 0 && iw < s.W ? row[iw] : 0.f;
             }
           }

@@ -40,7 +40,7 @@ class LibxsmmConv : public Baseline {
   // implementation is handed the same unpadded NHWC input and reads it as part
   // of its call. Without padding the input was copied once in prepare().
   void run() override {
-    const int64_t H = s_.H, W = s_.W, C = s_.C, pad = s_.pad, Hp = H + 2 * pad, Wp = W + 2 * pad;
+    const int64_t H = s_.H, W = s_.W, C = s_.C, pad = s_.pad(), Hp = H + 2 * pad, Wp = W + 2 * pad;
     const int64_t rows = pad > 0 ? s_.N * H : 0;
     int team = 0;
     libxsmm_dnn_err_t st = LIBXSMM_DNN_SUCCESS;
@@ -73,8 +73,8 @@ class LibxsmmConv : public Baseline {
     init_keeping_environment();
     libxsmm_dnn_conv_desc d{};
     d.N = int(s_.N), d.C = int(s_.C), d.H = int(s_.H), d.W = int(s_.W), d.K = int(s_.K), d.R = int(s_.R);
-    d.S = int(s_.S), d.u = d.v = int(s_.stride), d.pad_h = d.pad_w = int(s_.pad);
-    d.pad_h_in = d.pad_w_in = int(s_.pad);  // its direct convolution reads a zero-padded input buffer
+    d.S = int(s_.S), d.u = d.v = int(s_.stride()), d.pad_h = d.pad_w = int(s_.pad());
+    d.pad_h_in = d.pad_w_in = int(s_.pad());  // its direct convolution reads a zero-padded input buffer
     d.threads = threads_;
     d.datatype_in = d.datatype_out = LIBXSMM_DNN_DATATYPE_F32;
     d.buffer_format = LIBXSMM_DNN_TENSOR_FORMAT_NHWC;
@@ -88,9 +88,9 @@ class LibxsmmConv : public Baseline {
     fallback_ = st == LIBXSMM_DNN_WARN_FALLBACK;
     if (st != LIBXSMM_DNN_SUCCESS && !fallback_) fail("libxsmm_dnn_create_conv_layer", st);
 
-    const size_t padded = size_t(s_.N * (s_.H + 2 * s_.pad) * (s_.W + 2 * s_.pad) * s_.C);
+    const size_t padded = size_t(s_.N * (s_.H + 2 * s_.pad()) * (s_.W + 2 * s_.pad()) * s_.C);
     in_ = bind(LIBXSMM_DNN_REGULAR_INPUT, padded);
-    if (s_.pad > 0)
+    if (s_.pad() > 0)
       std::memset(in_, 0, padded * sizeof(float));  // the borders stay zero; run() fills the interior
     else
       std::memcpy(in_, input_, padded * sizeof(float));  // the same layout: no copy per call

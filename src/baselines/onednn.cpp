@@ -27,7 +27,7 @@ class Onednn : public Baseline {
     omp_set_num_threads(threads);
     const Shape& s = p.shape;
     const memory::dims src{s.N, s.C, s.H, s.W}, wei{s.K, s.C, s.R, s.S}, dst{s.N, s.K, s.Ho(), s.Wo()};
-    const memory::dims strides{s.stride, s.stride}, pad{s.pad, s.pad};
+    const memory::dims strides{s.stride(), s.stride()}, pad{s.pad(), s.pad()};
     // Activations in the layout every implementation gets (NHWC in and out);
     // the weights in whatever oneDNN packs them into, reordered once here.
     auto md = [](const memory::dims& d, tag t) { return memory::desc(d, memory::data_type::f32, t); };

@@ -50,9 +50,9 @@ class XnnpackConv : public Baseline {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (p.epilogue == Epilogue::bias_relu) lo = 0;
     if (p.epilogue == Epilogue::bias_relu6) lo = 0, hi = 6;
-    const uint32_t pad = uint32_t(s.pad);
-    if (xnn_create_convolution2d_nhwc_f32(pad, pad, pad, pad, uint32_t(s.R), uint32_t(s.S), uint32_t(s.stride),
-                                          uint32_t(s.stride), 1, 1, 1, size_t(s.C), size_t(s.K), size_t(s.C),
+    const uint32_t pad = uint32_t(s.pad());
+    if (xnn_create_convolution2d_nhwc_f32(pad, pad, pad, pad, uint32_t(s.R), uint32_t(s.S), uint32_t(s.stride()),
+                                          uint32_t(s.stride()), 1, 1, 1, size_t(s.C), size_t(s.K), size_t(s.C),
                                           size_t(s.K), ohwi.data(), has_bias(p.epilogue) ? p.bias.data() : nullptr, lo,
                                           hi, 0, &op_) != xnn_status_success)
       throw Error(fmt::format("XNNPACK refused the shape {}", s.to_string()));

@@ -295,8 +295,8 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   std::vector<unsigned long> floats(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {  // a shape the library lacks, before any work
     const Shape& s = res.layers[i].shape;
-    layers[i].desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S), long(s.stride),
-                      long(s.pad), 0, nullptr, nullptr};
+    layers[i].desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S), long(s.stride()),
+                      long(s.pad()), 0, nullptr, nullptr};
     if (int rc = packed_floats(&layers[i].desc, &floats[i])) throw lacks(res.layers[i], rc);
   }
   for (size_t i = 0; i < layers.size(); ++i) {

@@ -46,7 +46,7 @@ Runner setup_layers(CLI::App* sub) {
                stdout);
     for (const auto& s : shapes)
       std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9.1f}\n",
-                             layer_id(s), s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.Ho(), s.Wo(),
+                             layer_id(s), s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), s.Ho(), s.Wo(),
                              s.flops() * 1e-6)
                      .c_str(),
                  stdout);

@@ -150,20 +150,25 @@ struct Gen {
     std::map<int64_t, int> of_base;
     std::set<int> used;  // the patterns some call meets: only they get code
   };
-  Axis axis(const std::set<int64_t>& outs, const std::set<int64_t>& taps, int blocks, int span,
-            int64_t size) const {
+  // One axis's geometry: output index o and tap t read input o*stride + t*dil - pad.
+  struct Geometry {
+    int64_t stride = 1, pad = 0, dil = 1;
+  };
+  static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }  // b > 0
+  Axis axis(const std::set<int64_t>& outs, const std::set<int64_t>& taps, int blocks, int span, int64_t size,
+            Geometry geo) const {
     Axis a;
     for (int64_t o : outs)
       for (int64_t t : taps) {
-        const int64_t b = o * sh.stride + t;
+        const int64_t b = o * geo.stride + t * geo.dil;
         if (a.of_base.count(b)) continue;
         std::vector<std::pair<int, int>> p;
         bool full = true;
         for (int i = 0; i < blocks; ++i) {
-          // input index b - pad + i*stride + tap must lie in [0, size)
-          const int64_t first = b - sh.pad + i * sh.stride;
-          const int lo = int(std::clamp<int64_t>(-first, 0, span));
-          const int hi = int(std::clamp<int64_t>(size - first, 0, span));
+          // input index b - pad + i*stride + tap*dil must lie in [0, size)
+          const int64_t first = b - geo.pad + i * geo.stride;
+          const int lo = int(std::clamp<int64_t>(ceil_div(-first, geo.dil), 0, span));
+          const int hi = int(std::clamp<int64_t>(ceil_div(size - first, geo.dil), 0, span));
           p.push_back({lo, std::max(lo, hi)});
           full = full && lo == 0 && hi == span;
         }
@@ -202,7 +207,7 @@ struct Gen {
   // pixels are the input's, so every block is regular.
   int64_t flat_pixel(int64_t p) const {
     const int64_t wo = real.Wo();
-    return ((p / wo) * real.stride * real.W + (p % wo) * real.stride) * real.C;
+    return ((p / wo) * real.stride_h * real.W + (p % wo) * real.stride_w) * real.C;
   }
   Axis flat_axis(const std::set<int64_t>& starts, int blocks, std::vector<std::vector<int64_t>>& offsets) const {
     Axis a;
@@ -212,7 +217,7 @@ struct Gen {
       bool regular = true;
       for (int j = 0; j < blocks; ++j) {
         rows.push_back(flat_pixel(p0 + j) - flat_pixel(p0));
-        regular = regular && rows.back() == j * layout.stride * layout.in_row;
+        regular = regular && rows.back() == j * layout.stride * layout.in_row;  // ST is 1 under Flat(hw)
       }
       int id = 0;
       if (!regular) {
@@ -246,8 +251,9 @@ struct Gen {
     const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Wo = sh.Wo(), Ho = sh.Ho();
     const int site = sites++;
     std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): the rows' input offsets per pattern of ha
-    const Axis ha = flat ? flat_axis(values(Dim::h), u.h, in_rows) : axis(values(Dim::h), values(Dim::r), u.h, u.r, H);
-    const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W);
+    const Geometry gh{sh.stride_h, sh.pad_t, sh.dil_h}, gw{sh.stride_w, sh.pad_l, sh.dil_w};
+    const Axis ha = flat ? flat_axis(values(Dim::h), u.h, in_rows) : axis(values(Dim::h), values(Dim::r), u.h, u.r, H, gh);
+    const Axis wa = axis(values(Dim::w), values(Dim::s), u.w, u.s, W, gw);
     std::vector<int> k_lanes;  // the k blocks' lanes that exist: 0 = all (no tail), then the tail
     for (int64_t k0 : values(Dim::k)) {
       const int lanes = K - k0 < kb ? int(K - k0) : 0;
@@ -266,15 +272,18 @@ struct Gen {
     o += in + fmt::format("const long n = {}, h = {}, w = {}, k = {};\n", n, h, w, k);
     o += in + fmt::format("const long c = {}, r = {}, s = {};\n", c, r, s);
     // Negative for blocks whose first tap lies in the padding: only real taps are read.
+    // A tap's offset in its axis: "r", or "r * 2" at dilation 2.
+    auto tap = [](const char* var, int64_t dil) { return dil == 1 ? std::string(var) : fmt::format("{} * {}", var, dil); };
     if (!flat)
-      o += in + fmt::format("const long io = n * {} + (h * {} + r - {}) * {} + (w * {} + s - {}) * {} + c;\n",
-                            H * layout.in_row, sh.stride, sh.pad, layout.in_row, sh.stride, sh.pad, layout.in_pix);
-    else if (real.stride == 1)  // the view's pixel h is the input's
+      o += in + fmt::format("const long io = n * {} + (h * {} + {} - {}) * {} + (w * {} + {} - {}) * {} + c;\n",
+                            H * layout.in_row, sh.stride_h, tap("r", sh.dil_h), sh.pad_t, layout.in_row, sh.stride_w,
+                            tap("s", sh.dil_w), sh.pad_l, layout.in_pix);
+    else if (real.stride_h == 1 && real.stride_w == 1)  // the view's pixel h is the input's
       o += in + fmt::format("const long io = n * {} + h * {} + c;  /* Flat(hw) */\n", real.H * real.W * real.C, real.C);
     else  // output pixel h = (row, column) reads input pixel (row * ST, column * ST)
       o += in + fmt::format("const long io = n * {} + (h / {}) * {} + (h % {}) * {} + c;  /* Flat(hw) */\n",
-                            real.H * real.W * real.C, real.Wo(), real.stride * real.W * real.C, real.Wo(),
-                            real.stride * real.C);
+                            real.H * real.W * real.C, real.Wo(), real.stride_h * real.W * real.C, real.Wo(),
+                            real.stride_w * real.C);
     o += in + fmt::format("const float *wp = weights + k * {} + c * {} + (r * {} + s) * {};\n", C * R * S,
                           R * S * kb, S, cu * kb);
     o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K);
@@ -301,8 +310,8 @@ struct Gen {
                      : std::string("const float *qp = 0;  /* no residual */\n"));
     }
     std::vector<std::string> sel;
-    if (!ht.empty()) sel.push_back(fmt::format("{}[h * {} + r] * {}", ht, sh.stride, nw * nk));
-    if (!wt.empty()) sel.push_back(fmt::format("{}[w * {} + s] * {}", wt, sh.stride, nk));
+    if (!ht.empty()) sel.push_back(fmt::format("{}[h * {} + {}] * {}", ht, sh.stride_h, tap("r", sh.dil_h), nw * nk));
+    if (!wt.empty()) sel.push_back(fmt::format("{}[w * {} + {}] * {}", wt, sh.stride_w, tap("s", sh.dil_w), nk));
     if (nk > 1) sel.push_back(fmt::format("(k + {} > {})", kb, K));
     auto call = [&](size_t hi, size_t wi, size_t ki) {  // pattern ids per axis
       UkVariant v;
@@ -435,6 +444,23 @@ std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const
       fn, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, sh.K);
 }
 
+// The header's stride, pad, dilation and group macros: STRIDE and PAD where
+// one value holds for every axis and side, the per-axis ones otherwise.
+std::string window_defines(const Shape& sh, const std::string& FN) {
+  std::string d;
+  if (sh.stride_h == sh.stride_w) d += fmt::format("#define {}_STRIDE {}\n", FN, sh.stride_h);
+  else d += fmt::format("#define {0}_STRIDE_H {1}\n#define {0}_STRIDE_W {2}\n", FN, sh.stride_h, sh.stride_w);
+  if (sh.pad_t == sh.pad_l && sh.pad_t == sh.pad_b && sh.pad_t == sh.pad_r)
+    d += fmt::format("#define {}_PAD {}\n", FN, sh.pad_t);
+  else
+    d += fmt::format("#define {0}_PAD_T {1}\n#define {0}_PAD_L {2}\n#define {0}_PAD_B {3}\n#define {0}_PAD_R {4}\n", FN,
+                     sh.pad_t, sh.pad_l, sh.pad_b, sh.pad_r);
+  if (sh.dil_h != 1 || sh.dil_w != 1)
+    d += fmt::format("#define {0}_DILATION_H {1}\n#define {0}_DILATION_W {2}\n", FN, sh.dil_h, sh.dil_w);
+  if (sh.groups != 1) d += fmt::format("#define {}_GROUPS {}\n", FN, sh.groups);
+  return d;
+}
+
 // The epilogue in the file's comment block ("" for none).
 std::string epilogue_doc(Epilogue e) {
   switch (e) {
@@ -514,8 +540,12 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   }
   g.layout.in_pix = sh.C;
   // Flat(hw): the view's rows are output pixels, ST input pixels apart within an output row.
-  g.layout.in_row = in.config.flat() ? sh.stride * sh.C : wino ? sh.C : sh.W * sh.C;
-  g.layout.stride = in.config.flat() || wino ? 1 : sh.stride;  // Wino(2): the GEMM reads consecutive tiles
+  g.layout.in_row = in.config.flat() ? sh.stride_w * sh.C : wino ? sh.C : sh.W * sh.C;
+  // Wino(2): the GEMM reads consecutive tiles.
+  g.layout.stride = in.config.flat() || wino ? 1 : sh.stride_h;
+  g.layout.stride_w = in.config.flat() || wino ? 1 : sh.stride_w;
+  g.layout.dil_h = view.dil_h;
+  g.layout.dil_w = view.dil_w;
   g.layout.w_c = g.kb;
   g.layout.w_s = g.cu * g.kb;
   g.layout.w_r = view.S * g.cu * g.kb;  // the view's filter: 1x1 under Flat(hw) and Wino(2)
@@ -617,7 +647,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "#ifndef CT_{0}_H\n#define CT_{0}_H\n\n"
       "#define {0}_N {1}\n#define {0}_K {2}\n#define {0}_C {3}\n"
       "#define {0}_H {4}\n#define {0}_W {5}\n#define {0}_R {6}\n#define {0}_S {7}\n"
-      "#define {0}_STRIDE {8}\n#define {0}_PAD {9}\n#define {0}_HO {10}\n#define {0}_WO {11}\n"
+      "{8}#define {0}_HO {10}\n#define {0}_WO {11}\n"
       "#define {0}_PACKED_FLOATS {12}\n"
       "#define {0}_EPILOGUE \"{15}\"\n\n"
       "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n"
@@ -631,7 +661,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "{14}"
       "void {13}({17});\n"
       "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
-      FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, sh.stride, sh.pad, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
+      FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, window_defines(sh, FN), 0, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
       to_string(in.epilogue), epilogue_header_doc(in.epilogue), params,
       wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "");
   return out;

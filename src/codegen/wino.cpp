@@ -178,7 +178,7 @@ std::string emit_wino(const Isa& isa, const Shape& sh, int64_t block, int64_t th
       "      rx[i] = x0 + i >= 0 && x0 + i < {8};\n"
       "      inside &= ry[i] & rx[i];\n"
       "    }}\n",
-      fn, B, TH, TW, sh.pad, VPLANE, C, sh.H, sh.W, TH * TW, 2 * sh.stride, tf.patch, past_last);
+      fn, B, TH, TW, sh.pad(), VPLANE, C, sh.H, sh.W, TH * TW, 2 * sh.stride(), tf.patch, past_last);
   auto channels = [&](bool guarded) {
     std::string b;
     if (Cfull > 0)

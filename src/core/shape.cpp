@@ -22,14 +22,15 @@ namespace {
 // operand holds 2.4 million floats), low enough that every product of sizes
 // stays inside int64 and one run fits in a few GiB.
 constexpr int64_t kMaxExtent = int64_t(1) << 20;   // N, K, C, H, W
-constexpr int64_t kMaxWindow = 1024;               // R, S, stride, pad
+constexpr int64_t kMaxWindow = 1024;               // R, S, strides, pads, dilations
 constexpr int64_t kMaxOperand = int64_t(1) << 28;  // floats in one operand (1 GiB)
 constexpr int64_t kMaxRun = int64_t(1) << 29;      // floats in input + weights + output (2 GiB)
 constexpr double kMaxFlops = double(int64_t(1) << 44);  // ~17.6 TFLOP: minutes per call on a core
 constexpr int64_t kLanesBound = 16;                // widest vector: K is padded to a multiple
 
 int64_t field_limit(const std::string& name) {
-  return name == "R" || name == "S" || name == "stride" || name == "pad" ? kMaxWindow : kMaxExtent;
+  return name == "N" || name == "K" || name == "C" || name == "H" || name == "W" || name == "groups" ? kMaxExtent
+                                                                                                   : kMaxWindow;
 }
 
 // Product that saturates at INT64_MAX instead of overflowing.
@@ -50,7 +51,11 @@ std::string printable(const std::string& text) {
   return end < text.size() ? out + "..." : out;
 }
 
-const char* const kFieldNames[] = {"N", "K", "C", "H", "W", "R", "S", "stride", "pad"};
+// The stored fields, in the text form's order; the pads may be 0, the rest must be positive.
+const char* const kFieldNames[] = {"N",     "K",     "C",     "H",     "W",        "R",          "S",
+                                   "stride_h", "stride_w", "pad_t", "pad_l", "pad_b", "pad_r", "dilation_h",
+                                   "dilation_w", "groups"};
+constexpr size_t kNumFields = sizeof(kFieldNames) / sizeof(kFieldNames[0]);
 
 size_t field_index(const std::string& name) {
   return std::find(std::begin(kFieldNames), std::end(kFieldNames), name) -
@@ -58,29 +63,48 @@ size_t field_index(const std::string& name) {
 }
 
 int64_t* field_ptr(Shape& s, const std::string& name) {
-  if (name == "N") return &s.N;
-  if (name == "K") return &s.K;
-  if (name == "C") return &s.C;
-  if (name == "H") return &s.H;
-  if (name == "W") return &s.W;
-  if (name == "R") return &s.R;
-  if (name == "S") return &s.S;
-  if (name == "stride") return &s.stride;
-  if (name == "pad") return &s.pad;
-  return nullptr;
+  int64_t* const fields[kNumFields] = {&s.N,     &s.K,     &s.C,     &s.H,     &s.W,     &s.R,     &s.S,    &s.stride_h,
+                                       &s.stride_w, &s.pad_t, &s.pad_l, &s.pad_b, &s.pad_r, &s.dil_h, &s.dil_w,
+                                       &s.groups};
+  const size_t i = field_index(name);
+  return i < kNumFields ? fields[i] : nullptr;
 }
+
+// The text form's names that set several stored fields at once.
+struct Alias {
+  const char* name;
+  std::vector<const char*> fields;
+};
+const std::vector<Alias>& aliases() {
+  static const std::vector<Alias> a = {{"stride", {"stride_h", "stride_w"}},
+                                       {"pad", {"pad_t", "pad_l", "pad_b", "pad_r"}},
+                                       {"pad_h", {"pad_t", "pad_b"}},
+                                       {"pad_w", {"pad_l", "pad_r"}},
+                                       {"dilation", {"dilation_h", "dilation_w"}}};
+  return a;
+}
+
+// The stored fields a text-form name sets ({} when it names none).
+std::vector<std::string> fields_of(const std::string& key) {
+  for (const auto& a : aliases())
+    if (key == a.name) return {a.fields.begin(), a.fields.end()};
+  if (field_index(key) < kNumFields) return {key};
+  return {};
+}
+
+bool is_pad(const std::string& name) { return name.rfind("pad", 0) == 0; }
 
 int64_t floor_div(int64_t a, int64_t b) {  // b > 0
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 // Number of (output index, kernel index) pairs along one axis whose input
-// index o*stride + k - pad falls inside [0, in).
-int64_t valid_pairs(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad) {
+// index o*stride + k*dil - pad falls inside [0, in).
+int64_t valid_pairs(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dil) {
   int64_t total = 0;
   for (int64_t k = 0; k < kernel; ++k) {
-    int64_t lo = std::max<int64_t>(0, floor_div(pad - k + stride - 1, stride));
-    int64_t hi = std::min<int64_t>(out - 1, floor_div(in - 1 + pad - k, stride));
+    int64_t lo = std::max<int64_t>(0, floor_div(pad - k * dil + stride - 1, stride));
+    int64_t hi = std::min<int64_t>(out - 1, floor_div(in - 1 + pad - k * dil, stride));
     if (hi >= lo) total += hi - lo + 1;
   }
   return total;
@@ -161,9 +185,15 @@ std::vector<Network> load_zoo() {
       if (s.name.empty())
         throw Error(fmt::format("configs/layers.json: a layer of '{}' has no name", n.name));
       for (const auto& [key, value] : layer.items())
-        if (key != "name" && !field_ptr(s, key))
+        if (key != "name" && fields_of(key).empty())
           throw Error(fmt::format("configs/layers.json: {}: unknown field '{}'", s.name, key));
-      for (const char* f : kFieldNames) *field_ptr(s, f) = json_int(layer, s.name, f);
+      // Old tables name stride and pad only; the per-axis fields, dilation and groups are optional.
+      for (const char* f : {"N", "K", "C", "H", "W", "R", "S"}) *field_ptr(s, f) = json_int(layer, s.name, f);
+      for (const auto& [key, value] : layer.items()) {
+        if (key == "name" || key.size() == 1) continue;
+        const int64_t v = json_int(layer, s.name, key.c_str());
+        for (const auto& f : fields_of(key)) *field_ptr(s, f) = v;
+      }
       validate_shape(s);
       n.layers.push_back(s);
     }
@@ -180,51 +210,29 @@ const std::vector<Network>& cached_zoo() {
 }  // namespace
 
 double Shape::flops() const {
-  return 2.0 * double(N) * double(K) * double(C) * double(R) * double(S) * double(Ho()) *
+  return 2.0 * double(N) * double(K) * double(Cg()) * double(R) * double(S) * double(Ho()) *
          double(Wo());
 }
 
 double Shape::real_flops() const {
   // Rows and columns are independent, so the valid (oh,ow,r,s) count factors.
-  double rows = double(valid_pairs(H, Ho(), R, stride, pad));
-  double cols = double(valid_pairs(W, Wo(), S, stride, pad));
-  return 2.0 * double(N) * double(K) * double(C) * rows * cols;
+  double rows = double(valid_pairs(H, Ho(), R, stride_h, pad_t, dil_h));
+  double cols = double(valid_pairs(W, Wo(), S, stride_w, pad_l, dil_w));
+  return 2.0 * double(N) * double(K) * double(Cg()) * rows * cols;
 }
 
 std::string Shape::to_string() const {
-  return fmt::format("N={},K={},C={},H={},W={},R={},S={},stride={},pad={}", N, K, C, H, W, R, S,
-                     stride, pad);
+  std::string t = fmt::format("N={},K={},C={},H={},W={},R={},S={},", N, K, C, H, W, R, S);
+  t += stride_h == stride_w ? fmt::format("stride={}", stride_h)
+                            : fmt::format("stride_h={},stride_w={}", stride_h, stride_w);
+  if (pad_t == pad_l && pad_t == pad_b && pad_t == pad_r) t += fmt::format(",pad={}", pad_t);
+  else if (pad_t == pad_b && pad_l == pad_r) t += fmt::format(",pad_h={},pad_w={}", pad_t, pad_l);
+  else t += fmt::format(",pad_t={},pad_l={},pad_b={},pad_r={}", pad_t, pad_l, pad_b, pad_r);
+  if (dil_h != 1 || dil_w != 1)
+    t += dil_h == dil_w ? fmt::format(",dilation={}", dil_h) : fmt::format(",dilation_h={},dilation_w={}", dil_h, dil_w);
+  if (groups != 1) t += fmt::format(",groups={}", groups);
+  return t;
 }
-
-namespace {
-
-// Fields of other convolution kinds: named so the message says what is
-// missing from convtune, not that the word is unknown. Returns normally for
-// the one value that means a plain convolution (groups=1, dilation=1).
-void check_unsupported_field(const std::string& key, const std::string& value) {
-  const std::string kv = printable(key + "=" + value);
-  if (key == "groups" || key == "dilation") {
-    const size_t nonzero = value.find_first_not_of('0');
-    if (nonzero != std::string::npos && value.substr(nonzero) == "1") return;  // "1", "01"
-    throw Error(fmt::format("shape: {}: {} convolutions are not supported yet; only {}=1", kv,
-                            key == "groups" ? "grouped" : "dilated", key));
-  }
-  for (const char* base : {"stride", "pad", "dilation"})
-    for (const char* axis : {"_h", "_w"})
-      if (key == std::string(base) + axis)
-        throw Error(fmt::format("shape: {}: separate {} values per axis are not supported yet; give "
-                                "one {}=<n> for both axes",
-                                kv, base, base));
-}
-
-bool is_unsupported_field(const std::string& key) {
-  for (const char* f : {"groups", "dilation", "stride_h", "stride_w", "pad_h", "pad_w",
-                        "dilation_h", "dilation_w"})
-    if (key == f) return true;
-  return false;
-}
-
-}  // namespace
 
 Shape parse_shape(const std::string& text) {
   // Only spaces and tabs are blanks here: a control character stays in the
@@ -233,7 +241,7 @@ Shape parse_shape(const std::string& text) {
   if (trim(text).empty())
     throw Error("shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3");
   Shape s;
-  bool given[9] = {};
+  std::string given[kNumFields];  // the text-form name that set each field
   size_t start = 0;
   while (true) {
     size_t comma = text.find(',', start);
@@ -247,64 +255,75 @@ Shape parse_shape(const std::string& text) {
       throw Error(fmt::format("shape: '{}' is not a field=value pair; write e.g. K=512",
                               printable(item)));
     std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    if (is_unsupported_field(key)) {
-      check_unsupported_field(key, value);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-      continue;
-    }
-    int64_t* dst = field_ptr(s, key);
-    if (!dst)
-      throw Error(fmt::format("shape: field '{}' is unknown; use N,K,C,H,W,R,S,stride,pad",
+    const std::vector<std::string> fields = fields_of(key);
+    if (fields.empty())
+      throw Error(fmt::format("shape: field '{}' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+                              "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)",
                               printable(key)));
-    size_t idx = field_index(key);
-    if (given[idx]) throw Error(fmt::format("shape: field '{}' given twice", key));
-    given[idx] = true;
+    for (const auto& f : fields) {
+      std::string& by = given[field_index(f)];
+      if (!by.empty())
+        throw Error(by == key ? fmt::format("shape: field '{}' given twice", key)
+                              : fmt::format("shape: '{}' and '{}' both set {}; give one of them", by, key, f));
+      by = key;
+    }
     bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) {
       return std::isdigit(static_cast<unsigned char>(ch));
     });
-    if (!digits || (key != "pad" && value.find_first_not_of('0') == std::string::npos))
+    if (!digits || (!is_pad(key) && value.find_first_not_of('0') == std::string::npos))
       throw Error(fmt::format("shape: '{}={}' is not a {} integer", key, printable(value),
-                              key == "pad" ? "non-negative" : "positive"));
+                              is_pad(key) ? "non-negative" : "positive"));
     const size_t nonzero = std::min(value.find_first_not_of('0'), value.size());
     if (value.size() - nonzero > 9)  // more than 9 digits: beyond every limit, and beyond stoll
       throw Error(fmt::format("shape: {}={} is too large; {} is at most {}", key, printable(value), key,
-                              field_limit(key)));
-    *dst = std::stoll(value);
+                              field_limit(fields[0])));
+    const int64_t v = std::stoll(value);
+    if (v > field_limit(fields[0]))  // named as typed, not as the field it sets
+      throw Error(fmt::format("shape: {}={} is too large; {} is at most {}", key, v, key, field_limit(fields[0])));
+    for (const auto& f : fields) *field_ptr(s, f) = v;
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   for (const char* required : {"K", "C", "H", "R"})
-    if (!given[field_index(required)])
+    if (given[field_index(required)].empty())
       throw Error(fmt::format("shape: {} is missing; give it as {}=<int>", required, required));
-  if (!given[field_index("W")]) s.W = s.H;
-  if (!given[field_index("S")]) s.S = s.R;
-  if (!given[field_index("pad")]) s.pad = (s.R - 1) / 2;  // "same" padding for odd kernels
+  if (given[field_index("W")].empty()) s.W = s.H;
+  if (given[field_index("S")].empty()) s.S = s.R;
+  // "Same" padding for odd kernels, per axis, where no pad of that side was given.
+  const int64_t same_h = (s.dil_h * (s.R - 1)) / 2, same_w = (s.dil_w * (s.S - 1)) / 2;
+  for (auto [f, v] : {std::pair<const char*, int64_t>{"pad_t", same_h}, {"pad_b", same_h}, {"pad_l", same_w},
+                      {"pad_r", same_w}})
+    if (given[field_index(f)].empty()) *field_ptr(s, f) = v;
   validate_shape(s);
   return s;
 }
 
 void validate_shape(const Shape& s) {
-  const std::pair<const char*, int64_t> fields[] = {
-      {"N", s.N}, {"K", s.K}, {"C", s.C}, {"H", s.H},           {"W", s.W},
-      {"R", s.R}, {"S", s.S}, {"stride", s.stride}, {"pad", s.pad}};
-  for (const auto& [name, v] : fields) {
-    int64_t min = std::string(name) == "pad" ? 0 : 1;
+  Shape copy = s;
+  for (const char* name : kFieldNames) {
+    const int64_t v = *field_ptr(copy, name), min = is_pad(name) ? 0 : 1;
     if (v < min) throw Error(fmt::format("shape: {}={} must be >= {}", name, v, min));
     if (v > field_limit(name))
       throw Error(fmt::format("shape: {}={} is too large; {} is at most {}", name, v, name,
                               field_limit(name)));
   }
-  // Every field is now small enough that H + 2*pad and Ho, Wo cannot overflow.
-  if (s.R > s.Hp())
-    throw Error(fmt::format("shape: R={} is larger than H+2*pad={}; use a smaller R or more pad",
-                            s.R, s.Hp()));
-  if (s.S > s.Wp())
-    throw Error(fmt::format("shape: S={} is larger than W+2*pad={}; use a smaller S or more pad",
-                            s.S, s.Wp()));
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"C", s.C}, {"K", s.K}})
+    if (v % s.groups != 0)
+      throw Error(fmt::format("shape: groups={} does not divide {}={}; groups must divide both C and K", s.groups,
+                              name, v));
+  // Every field is now small enough that the padded sizes and Ho, Wo cannot overflow.
+  auto spans = [](const char* f, int64_t n, int64_t dil, int64_t span, const char* what, const char* padded,
+                  int64_t size) {
+    const std::string kernel = dil == 1 ? fmt::format("{}={} is larger than", f, n)
+                                        : fmt::format("{}={} at dilation {} spans {} {}, more than", f, n, dil, span, what);
+    return Error(fmt::format("shape: {} {}={}; use a smaller {}{}, or more pad", kernel, padded, size, f,
+                             dil == 1 ? "" : " or dilation"));
+  };
+  if (s.Re() > s.Hp()) throw spans("R", s.R, s.dil_h, s.Re(), "rows", "H+pad_t+pad_b", s.Hp());
+  if (s.Se() > s.Wp()) throw spans("S", s.S, s.dil_w, s.Se(), "columns", "W+pad_l+pad_r", s.Wp());
   const int64_t Kp = s.padded_K(kLanesBound);
   const int64_t input = product({s.N, s.Hp(), s.Wp(), s.C});
-  const int64_t weights = product({s.R, s.S, s.C, Kp});
+  const int64_t weights = product({s.R, s.S, s.Cg(), Kp});
   const int64_t output = product({s.N, s.Ho(), s.Wo(), Kp});
   auto too_big = [](const char* what, const std::string& factors, int64_t floats,
                     const char* fix) {
@@ -313,11 +332,11 @@ void validate_shape(const Shape& s) {
                              what, factors, floats, kMaxOperand, fix));
   };
   if (input > kMaxOperand)
-    throw too_big("input", fmt::format("N={} x (H+2*pad)={} x (W+2*pad)={} x C={}", s.N, s.Hp(),
+    throw too_big("input", fmt::format("N={} x (H+pad_t+pad_b)={} x (W+pad_l+pad_r)={} x C={}", s.N, s.Hp(),
                                        s.Wp(), s.C),
                   input, "N, H, W, C or pad");
   if (weights > kMaxOperand)
-    throw too_big("weights", fmt::format("R={} x S={} x C={} x K padded to {}={}", s.R, s.S, s.C,
+    throw too_big("weights", fmt::format("R={} x S={} x C/groups={} x K padded to {}={}", s.R, s.S, s.Cg(),
                                          kLanesBound, Kp),
                   weights, "R, S, C or K");
   if (output > kMaxOperand)
@@ -338,7 +357,15 @@ std::vector<Network> zoo() { return cached_zoo(); }
 
 std::string layer_id(const Shape& s) {
   if (!s.name.empty()) return s.name;
-  return fmt::format("N{}_K{}_C{}_H{}_W{}_R{}_S{}_st{}_p{}", s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad);
+  std::string id = fmt::format("N{}_K{}_C{}_H{}_W{}_R{}_S{}_st", s.N, s.K, s.C, s.H, s.W, s.R, s.S);
+  id += s.stride_h == s.stride_w ? fmt::format("{}", s.stride_h) : fmt::format("{}x{}", s.stride_h, s.stride_w);
+  id += s.pad_t == s.pad_l && s.pad_t == s.pad_b && s.pad_t == s.pad_r
+            ? fmt::format("_p{}", s.pad_t)
+            : fmt::format("_p{}-{}-{}-{}", s.pad_t, s.pad_l, s.pad_b, s.pad_r);
+  if (s.dil_h != 1 || s.dil_w != 1)
+    id += s.dil_h == s.dil_w ? fmt::format("_d{}", s.dil_h) : fmt::format("_d{}x{}", s.dil_h, s.dil_w);
+  if (s.groups != 1) id += fmt::format("_g{}", s.groups);
+  return id;
 }
 
 Shape zoo_layer(const std::string& name) {

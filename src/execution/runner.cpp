@@ -38,7 +38,7 @@ ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed, Epil
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   p.input.resize(size_t(s.N * s.H * s.W * s.C));
   for (auto& x : p.input) x = dist(rng);
-  p.weights.resize(size_t(s.K * s.C * s.R * s.S));
+  p.weights.resize(size_t(s.K * s.Cg() * s.R * s.S));
   for (auto& x : p.weights) x = dist(rng);
   const size_t total = p.output_size();
   if (points == 0 || points >= total) {
@@ -66,7 +66,7 @@ ProblemData ProblemData::make(const Shape& s, size_t points, uint64_t seed, Epil
   for (int64_t idx : p.check_index) p.check_value.push_back(reference_point(p, idx));
   // Each term is a product of two values in [-1, 1]; float accumulation error
   // grows with the reduction length.
-  p.tolerance = 1e-5 + 2e-6 * double(s.C * s.R * s.S);
+  p.tolerance = 1e-5 + 2e-6 * double(s.Cg() * s.R * s.S);
   return p;
 }
 
@@ -80,11 +80,13 @@ double reference_point(const ProblemData& p, int64_t index) {
   double sum = 0;
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t q = 0; q < s.S; ++q) {
-      const int64_t y = oh * s.stride + r - s.pad, x = ow * s.stride + q - s.pad;
+      const int64_t y = oh * s.stride_h + r * s.dil_h - s.pad_t, x = ow * s.stride_w + q * s.dil_w - s.pad_l;
       if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;  // zero padding
-      const float* in = &p.input[size_t(((n * s.H + y) * s.W + x) * s.C)];
-      const float* w = &p.weights[size_t((k * s.C * s.R + r) * s.S + q)];
-      for (int64_t c = 0; c < s.C; ++c) sum += double(in[c]) * double(w[c * s.R * s.S]);
+      // Group k / Kg reads its Cg channels; weights [K][C/groups][R][S] (ONNX).
+      const int64_t Cg = s.Cg(), g = k / s.Kg();
+      const float* in = &p.input[size_t(((n * s.H + y) * s.W + x) * s.C + g * Cg)];
+      const float* w = &p.weights[size_t((k * Cg * s.R + r) * s.S + q)];
+      for (int64_t c = 0; c < Cg; ++c) sum += double(in[c]) * double(w[c * s.R * s.S]);
     }
   return ct_ref_epilogue(int(p.epilogue), sum, p.bias.empty() ? 0.0 : double(p.bias[size_t(k)]),
                          p.residual.empty() ? 0.0 : double(p.residual[size_t(index)]));
@@ -379,7 +381,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
       const UkLayout& l = cases[todo[pos]].l;
       for (int64_t v : {int64_t(pos), int64_t(todo[pos] - base), int64_t(u.k), int64_t(u.c), int64_t(u.w),
                         int64_t(u.h), int64_t(u.r), int64_t(u.s), l.in_row, l.in_pix, l.stride, l.w_r, l.w_s,
-                        l.w_c, l.w_it, l.out_row, l.out_pix})
+                        l.w_c, l.w_it, l.out_row, l.out_pix, l.stride_w, l.dil_h, l.dil_w})
         argv.push_back(std::to_string(v));
     }
     size_t got = from;

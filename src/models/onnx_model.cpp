@@ -265,7 +265,7 @@ OnnxModel read_onnx(const std::string& path) {
     }
     if (c.skip.empty()) {
       Shape s;
-      s.N = N, s.K = K, s.C = C, s.H = H, s.W = W, s.R = R, s.S = S, s.stride = strides[0], s.pad = pads[0];
+      s.N = N, s.K = K, s.C = C, s.H = H, s.W = W, s.R = R, s.S = S, s.set_stride(strides[0]), s.set_pad(pads[0]);
       try {
         validate_shape(s);
         c.shape = s;

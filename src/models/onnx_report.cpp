@@ -13,7 +13,7 @@ std::string onnx_report(const OnnxModel& m) {
   for (const auto& l : layers) {
     const Shape& s = l.shape;
     o += fmt::format("{:<16} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9.1f} {:>5}  {}{}\n", s.name,
-                     s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.Ho(), s.Wo(), s.flops() * 1e-6, l.count,
+                     s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), s.Ho(), s.Wo(), s.flops() * 1e-6, l.count,
                      l.nodes[0], l.nodes.size() > 1 ? fmt::format(" (+{} more)", l.nodes.size() - 1) : "");
     if (s.N != 1) o += fmt::format("{:<16} N={}\n", "", s.N);
   }

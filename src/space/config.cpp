@@ -68,7 +68,9 @@ std::string to_string(const Spec& s) {
   return "?";
 }
 
-bool flat_eligible(const Shape& s) { return s.R == 1 && s.S == 1 && s.pad == 0 && s.Wo() > 1; }
+bool flat_eligible(const Shape& s) {
+  return s.R == 1 && s.S == 1 && s.pad_t + s.pad_l + s.pad_b + s.pad_r == 0 && s.groups == 1 && s.Wo() > 1;
+}
 
 // A column of `rows` pixels, 1x1, stride 1, no padding: both views' GEMM.
 static Shape column(const Shape& s, int64_t rows) {
@@ -76,15 +78,18 @@ static Shape column(const Shape& s, int64_t rows) {
   v.H = rows;
   v.W = 1;
   v.R = v.S = 1;
-  v.stride = 1;
-  v.pad = 0;
+  v.set_stride(1);
+  v.set_pad(0);
+  v.dil_h = v.dil_w = 1;
   return v;
 }
 
 Shape flat_view(const Shape& s) { return column(s, s.Ho() * s.Wo()); }
 
 bool wino_eligible(const Shape& s) {
-  return s.R == 3 && s.S == 3 && (s.stride == 1 || s.stride == 2) && s.Ho() >= 1 && s.Wo() >= 1;
+  // The transforms assume one stride and one pad on every side, and adjacent taps.
+  return s.R == 3 && s.S == 3 && s.square_window() && (s.stride() == 1 || s.stride() == 2) && s.dil_h == 1 &&
+         s.dil_w == 1 && s.groups == 1 && s.Ho() >= 1 && s.Wo() >= 1;
 }
 
 int64_t wino_tiles(const Shape& s) { return ((s.Ho() + 1) / 2) * ((s.Wo() + 1) / 2); }
@@ -566,9 +571,9 @@ void check_fence(const Config& c) {
 // Flat(hw): the view exists only where outputs share no input and read no padding.
 void check_flat(const Config& c, const Shape& shape) {
   if (!c.flat() || flat_eligible(shape)) return;
-  reject(fmt::format("Flat(hw) needs a 1x1 filter, no padding and more than one output column, but the shape has "
-                     "R={} S={} pad={} Wo={}; drop Flat(hw)",
-                     shape.R, shape.S, shape.pad, shape.Wo()));
+  reject(fmt::format("Flat(hw) needs a 1x1 filter, no padding, no groups and more than one output column, but the "
+                     "shape is {} (Wo={}); drop Flat(hw)",
+                     shape.to_string(), shape.Wo()));
 }
 
 // Wino(2): F(2x2,3x3) computes 3x3 filters at stride 1 or 2 (wino_transform.h); its GEMMs are
@@ -578,8 +583,9 @@ void check_flat(const Config& c, const Shape& shape) {
 void check_wino(const Config& c, const Shape& shape) {
   if (!c.wino()) return;
   if (!wino_eligible(shape))
-    reject(fmt::format("Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R={} S={} stride={}; drop Wino(2)",
-                       shape.R, shape.S, shape.stride));
+    reject(fmt::format("Wino(2) needs a dense 3x3 filter without dilation, at one stride of 1 or 2 and one pad on "
+                       "every side, but the shape is {}; drop Wino(2)",
+                       shape.to_string()));
   for (const Spec& s : c.specs)
     if (s.kind == SpecKind::P && s.factor > 1)
       reject("Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write Wino(2,b,t)");

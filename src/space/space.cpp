@@ -438,6 +438,10 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
   if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
   validate_shape(shape);
+  if (shape.groups != 1)
+    throw Error(fmt::format("shape {}: grouped and depthwise convolutions (groups={}) have no kernels in this "
+                            "build; tune the dense layers only",
+                            shape.to_string(), shape.groups));
   Space sp;
   sp.shape = shape;
   sp.lanes = lanes;

@@ -31,7 +31,7 @@ const WinoTransform kStride2{"F(2x2,3x3) stride 2 (polyphase: F(2,2) on the even
 
 }  // namespace
 
-const WinoTransform& wino_transform(const Shape& shape) { return shape.stride == 2 ? kStride2 : kStride1; }
+const WinoTransform& wino_transform(const Shape& shape) { return shape.stride() == 2 ? kStride2 : kStride1; }
 
 int64_t wino_points(const Shape& shape) {
   const int p = wino_transform(shape).points;

@@ -130,9 +130,12 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   std::string o;
   o += fmt::format(
       "/* {}: sizes k={} c={} w={} h={} r={} s={}; contract: microkernels/CONTRACT.md\n"
-      "   layout IROW={} IPIX={} ST={} WR={} WS={} WC={} WIT={} OROW={} OPIX={} */\n",
+      "   layout IROW={} IPIX={} ST={} WR={} WS={} WC={} WIT={} OROW={} OPIX={}{} */\n",
       name, u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c, l.w_it,
-      l.out_row, l.out_pix);
+      l.out_row, l.out_pix,
+      l.stride_w == l.stride && l.dil_h == 1 && l.dil_w == 1
+          ? std::string()
+          : fmt::format(" STW={} DH={} DW={}", l.stride_w, l.dil_h, l.dil_w));
   if (!v.full()) {
     std::string rows, cols, in_rows;
     for (auto [a, b] : v.rows) rows += fmt::format(" [{},{})", a, b);
@@ -214,7 +217,7 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
           for (int w = 0; w < u.w; ++w) {
             if (!row_ok(h, r) || !col_ok(w, s)) continue;
             const int64_t row = v.in_rows.empty() ? h * l.stride * l.in_row : v.in_rows[size_t(h)];
-            const int64_t off = row + r * l.in_row + (w * l.stride + s) * l.in_pix + cu;
+            const int64_t off = row + r * l.dil_h * l.in_row + (w * l.stride_w + s * l.dil_w) * l.in_pix + cu;
             loop += "    {\n";
             loop += fmt::format("      const {} x = {};\n", isa.vector_type,
                                 Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));
@@ -290,7 +293,7 @@ void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const flo
   // The driver's reference (microkernels/reference.c), so tests and profile judge alike.
   const long d[CT_NPARAM] = {u.k,      u.c,      u.w,      u.h,     u.r,       u.s,       long(l.in_row),
                              long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.w_it),
-                             long(l.out_row), long(l.out_pix)};
+                             long(l.out_row), long(l.out_pix), long(l.stride_w), long(l.dil_h), long(l.dil_w)};
   ct_ref_ukernel(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
 }
 

@@ -567,7 +567,7 @@ TEST_P(ConvFlat, EqualsReferenceEverywhereWithGuardZones) {
     EXPECT_EQ(r.status, Status::ok) << text << " " << c.config << ": " << r.detail << "\n"
                               << src.substr(src.find("void ct_conv("), 3000);
     // Only at stride > 1 may a block's rows lie other than the contract's h*ST*IROW apart.
-    EXPECT_EQ(src.find("input rows at io +") != std::string::npos, shape.stride > 1) << text;
+    EXPECT_EQ(src.find("input rows at io +") != std::string::npos, shape.stride() > 1) << text;
   }
 }
 

@@ -39,13 +39,12 @@ TEST(ShapeCli, OversizedAndUnsupportedShapesGiveOneLine) {
     const char* error;
   } cases[] = {
       {"K=64,C=64,H=20000,R=3",
-       "convtune: error: shape: the input (N=1 x (H+2*pad)=20002 x (W+2*pad)=20002 x C=64) holds 25605120256 "
+       "convtune: error: shape: the input (N=1 x (H+pad_t+pad_b)=20002 x (W+pad_l+pad_r)=20002 x C=64) holds 25605120256 "
        "floats, more than the limit of 268435456 (1 GiB); use a smaller N, H, W, C or pad"},
       {"K=64,C=64,H=14,R=3,pad=1000000", "convtune: error: shape: pad=1000000 is too large; pad is at most 1024"},
-      {"K=64,C=64,H=14,R=3,groups=2",
-       "convtune: error: shape: groups=2: grouped convolutions are not supported yet; only groups=1"},
-      {"K=64,C=64,H=14,R=3,dilation=2",
-       "convtune: error: shape: dilation=2: dilated convolutions are not supported yet; only dilation=1"},
+      {"K=64,C=64,H=14,R=3,groups=3",
+       "convtune: error: shape: groups=3 does not divide C=64; groups must divide both C and K"},
+      {"K=64,C=64,H=14,R=3,dilation=0", "convtune: error: shape: 'dilation=0' is not a positive integer"},
   };
   for (const auto& c : cases) {
     auto r = run_cli("tune --shape '" + std::string(c.shape) + "' --trials 1 --out " + td.path());

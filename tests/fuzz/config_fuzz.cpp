@@ -12,7 +12,7 @@ using namespace convtune;
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
   std::string text = fuzz::text_of(data, size);
   Shape shape;
-  shape.K = 32, shape.C = 8, shape.H = shape.W = 6, shape.R = shape.S = 3, shape.pad = 1;
+  shape.K = 32, shape.C = 8, shape.H = shape.W = 6, shape.R = shape.S = 3, shape.set_pad(1);
   const size_t nl = text.find('\n');
   if (nl != std::string::npos) {
     if (!fuzz::parses([&] { shape = parse_shape(text.substr(0, nl)); })) return 0;

@@ -92,7 +92,7 @@ std::string program(const std::vector<std::string>& functions) {
         "    if (memcmp(out, out2, {} * sizeof *out)) {{ puts(\"{} differs from tiny_conv\"); return 1; }}\n"
         "    if (!first_in) {{ first_in = in; first_packed = packed; first_out = out; first = d; }}\n"
         "  }}\n",
-        s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, FN, fn, i, s.N * s.H * s.W * s.C, i,
+        s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), FN, fn, i, s.N * s.H * s.W * s.C, i,
         s.K * s.C * s.R * s.S, s.N * s.Ho() * s.Wo() * s.K, s.N * s.Ho() * s.Wo() * s.K, i,
         s.N * s.Ho() * s.Wo() * s.K, fn, fn, s.N * s.Ho() * s.Wo() * s.K, fn);
   }
@@ -124,7 +124,7 @@ std::string program(const std::vector<std::string>& functions) {
       "  printf(\"ok %d: %s; %s\\n\", TINY_OK, tiny_strerror(TINY_OK), tiny_strerror(99));\n"
       "  return 0;\n"
       "}}\n",
-      body, u.N, u.K, u.C, u.H, u.W, u.R, u.S, u.stride, u.pad);
+      body, u.N, u.K, u.C, u.H, u.W, u.R, u.S, u.stride(), u.pad());
 }
 
 const std::string kExpectedCodes =
@@ -207,7 +207,7 @@ std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e,
       "{0}_strerror(rc));\n"
       "  return 0;\n"
       "}}\n",
-      lib, L, s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride, s.pad, s.N * s.H * s.W * s.C, s.K * s.C * s.R * s.S, fn,
+      lib, L, s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), s.N * s.H * s.W * s.C, s.K * s.C * s.R * s.S, fn,
       FN, add ? fmt::format("load(\"res.bin\", {})", out) : "NULL", out, add ? "BIAS" : "NONE", add ? "NULL" : "in");
 }
 

@@ -383,10 +383,12 @@ TEST(Validate, Wino) {
             "config: dimension h: tile factors multiply to 49 but the problem size is 16; every dimension must be "
             "covered exactly (000 \u00a73.3 divisibility)");
   EXPECT_EQ(check("[Wino(2), T(4,k), T(49,h), T(256,c), U(4,k), V(k)]", "resnet18-11"),
-            "config: Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R=1 S=1 stride=2; drop Wino(2)");
+            "config: Wino(2) needs a dense 3x3 filter without dilation, at one stride of 1 or 2 and one pad on every "
+            "side, but the shape is N=1,K=512,C=256,H=14,W=14,R=1,S=1,stride=2,pad=0; drop Wino(2)");
   const Shape s3 = parse_shape("K=16,C=16,H=9,R=3,stride=3");
   EXPECT_EQ(error_of([&] { validate_config(parse_config("[Wino(2), T(2,h), T(16,c), U(2,h), V(k)]"), s3, 16); }),
-            "config: Wino(2) needs a 3x3 filter at stride 1 or 2, but the shape has R=3 S=3 stride=3; drop Wino(2)");
+            "config: Wino(2) needs a dense 3x3 filter without dilation, at one stride of 1 or 2 and one pad on every "
+            "side, but the shape is N=1,K=16,C=16,H=9,W=9,R=3,S=3,stride=3,pad=1; drop Wino(2)");
   // Odd outputs end in half tiles; batch 2 puts the images' tiles in one column.
   const Shape odd = parse_shape("N=2,K=16,C=4,H=7,W=5,R=3,pad=0");  // 5x3 outputs
   EXPECT_EQ(wino_tiles(odd), 6);
@@ -430,8 +432,8 @@ TEST(Validate, Flat) {
             "config: dimension h: tile factors multiply to 7 but the problem size is 49; every dimension must be "
             "covered exactly (000 §3.3 divisibility)");
   EXPECT_EQ(check("[Flat(hw), T(16,k), T(1156,h), T(512,c), U(2,k), V(k)]", "yolo9000-12"),
-            "config: Flat(hw) needs a 1x1 filter, no padding and more than one output column, but the shape has R=3 "
-            "S=3 pad=1 Wo=34; drop Flat(hw)");
+            "config: Flat(hw) needs a 1x1 filter, no padding, no groups and more than one output column, but the "
+            "shape is N=1,K=512,C=256,H=34,W=34,R=3,S=3,stride=1,pad=1 (Wo=34); drop Flat(hw)");
   EXPECT_TRUE(flat_eligible(zoo_layer(l)));
   EXPECT_FALSE(flat_eligible(parse_shape("K=16,C=4,H=8,W=1,R=1")));  // one column already
   EXPECT_FALSE(flat_eligible(parse_shape("K=16,C=4,H=8,R=1,pad=1")));

@@ -34,7 +34,7 @@ TEST(WinoTransform, TablesComputeTheStridedConvolution) {
   for (int stride : {1, 2}) {
     Shape sh;
     sh.R = sh.S = 3;
-    sh.stride = stride;
+    sh.set_stride(stride);
     const WinoTransform& tf = wino_transform(sh);
     ASSERT_EQ(tf.stride, stride);
     ASSERT_EQ(tf.patch, stride + 3);
@@ -67,7 +67,7 @@ TEST(WinoTransform, InputAndOutputTablesAreSumsAndDifferences) {
   for (int stride : {1, 2}) {
     Shape sh;
     sh.R = sh.S = 3;
-    sh.stride = stride;
+    sh.set_stride(stride);
     const WinoTransform& tf = wino_transform(sh);
     for (const auto* table : {&tf.BT, &tf.AT})
       for (const auto& row : *table) {

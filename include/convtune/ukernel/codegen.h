@@ -14,7 +14,9 @@ namespace convtune {
 
 /// Element strides baked into an instance (names as in CONTRACT.md).
 struct UkLayout {
-  int64_t in_row = 0, in_pix = 0, stride = 1;  // IROW, IPIX, ST
+  int64_t in_row = 0, in_pix = 0;              // IROW, IPIX
+  int64_t stride = 1, stride_w = 1;            // ST (output rows), STW (output columns)
+  int64_t dil_h = 1, dil_w = 1;                // DH, DW: tap r reads row r*DH, tap s column s*DW
   int64_t w_r = 0, w_s = 0, w_c = 0;           // WR, WS, WC
   int64_t w_it = 0;                            // WIT: weights step per c iteration
   int64_t out_row = 0, out_pix = 0;            // OROW, OPIX
