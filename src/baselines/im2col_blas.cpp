@@ -1,8 +1,12 @@
 // The Caffe baseline as the anchors were measured: im2col into a
 // [C*R*S][Ho*Wo] buffer, then cblas_sgemm (K x Ho*Wo x C*R*S) on the
 // requested number of OpenBLAS threads (one unless --threads), per image;
-// im2col is skipped for 1x1, stride 1, pad 0. Inputs are NCHW and weights
-// KCRS, converted here outside the timing. OpenBLAS starts its worker threads
+// im2col is skipped for 1x1, stride 1, pad 0. With groups, as Caffe's
+// ConvolutionLayer does it: per image and group, im2col of the group's C/groups
+// channels and a (K/groups) x Ho*Wo x (C/groups)*R*S GEMM. Dilation, per-axis
+// strides and per-side pads are im2col's geometry. Inputs are NCHW and
+// weights [K][C/groups][R][S] (each group's rows of the GEMM), converted here
+// outside the timing. OpenBLAS starts its worker threads
 // when it loads, so they are not confined to bench's CPUs the way oneDNN's
 // (OpenMP, started by the pinned thread) are. An epilogue is a plain loop
 // over each image's output after its GEMM, inside the timed call.
@@ -24,10 +28,11 @@ class Im2colBlas : public Baseline {
     openblas_set_num_threads(threads);
     const Shape& s = p.shape;
     in_ = input_nchw(p);
-    w_ = p.weights;  // KCRS: the [K][C*R*S] matrix of the GEMM
+    w_ = p.weights;  // [K][C/groups][R][S]: group g's [K/groups][C/groups*R*S] matrix from row g*K/groups
     out_.assign(size_t(s.N * s.K * s.Ho() * s.Wo()), 0.f);
-    direct_ = s.R == 1 && s.S == 1 && s.stride() == 1 && s.pad() == 0;
-    if (!direct_) col_.assign(size_t(s.C * s.R * s.S * s.Ho() * s.Wo()), 0.f);
+    direct_ = s.R == 1 && s.S == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_t == 0 && s.pad_l == 0 &&
+              s.pad_b == 0 && s.pad_r == 0;
+    if (!direct_) col_.assign(size_t(s.Cg() * s.R * s.S * s.Ho() * s.Wo()), 0.f);
     if (has_residual(p.epilogue)) res_ = output_to_nchw(p, p.residual.data());
   }
 
@@ -38,16 +43,19 @@ class Im2colBlas : public Baseline {
 
   void run() override {
     const Shape& s = p_.shape;
-    const int64_t hw = s.Ho() * s.Wo(), crs = s.C * s.R * s.S;
+    const int64_t hw = s.Ho() * s.Wo(), Kg = s.Kg(), Cg = s.Cg(), crs = Cg * s.R * s.S;
     for (int64_t n = 0; n < s.N; ++n) {
-      const float* img = &in_[size_t(n * s.C * s.H * s.W)];
-      const float* col = img;
-      if (!direct_) {
-        im2col(img);
-        col = col_.data();
+      for (int64_t g = 0; g < s.groups; ++g) {
+        const float* img = &in_[size_t((n * s.C + g * Cg) * s.H * s.W)];  // the group's C/groups channels
+        const float* col = img;
+        if (!direct_) {
+          im2col(img);
+          col = col_.data();
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(Kg), int(hw), int(crs), 1.f,
+                    &w_[size_t(g * Kg * crs)], int(crs), col, int(hw), 0.f, &out_[size_t((n * s.K + g * Kg) * hw)],
+                    int(hw));
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.K), int(hw), int(crs), 1.f, w_.data(), int(crs),
-                  col, int(hw), 0.f, &out_[size_t(n * s.K * hw)], int(hw));
       if (p_.epilogue != Epilogue::none) epilogue(n);
     }
   }
@@ -55,15 +63,16 @@ class Im2colBlas : public Baseline {
   std::vector<float> output() override { return output_from_nchw(p_, out_.data()); }
 
  private:
+  // One group's C/groups channels of an image (all of them without groups).
   void im2col(const float* img) {
     const Shape& s = p_.shape;
     const int64_t Ho = s.Ho(), Wo = s.Wo();
     float* col = col_.data();
-    for (int64_t c = 0; c < s.C; ++c)
+    for (int64_t c = 0; c < s.Cg(); ++c)
       for (int64_t r = 0; r < s.R; ++r)
         for (int64_t q = 0; q < s.S; ++q)
           for (int64_t oh = 0; oh < Ho; ++oh) {
-            const int64_t ih = oh * s.stride() - s.pad() + r;
+            const int64_t ih = oh * s.stride_h - s.pad_t + r * s.dil_h;
             if (ih < 0 || ih >= s.H) {
               std::memset(col, 0, size_t(Wo) * sizeof(float));
               col += Wo;
@@ -71,7 +80,7 @@ class Im2colBlas : public Baseline {
             }
             const float* row = img + (c * s.H + ih) * s.W;
             for (int64_t ow = 0; ow < Wo; ++ow) {
-              const int64_t iw = ow * s.stride() - s.pad() + q;
+              const int64_t iw = ow * s.stride_w - s.pad_l + q * s.dil_w;
               *col++ = iw >= 0 && iw < s.W ? row[iw] : 0.f;
             }
           }

@@ -1,7 +1,11 @@
 // LIBXSMM's direct convolution (Debian libxsmm-dev 1.17, its libxsmm_dnn API)
 // for `convtune bench`: activations NHWC in and out, weights copied once from
 // KCRS into LIBXSMM's own blocked filter layout (outside the timing), run on
-// `threads` OpenMP threads, each calling execute_st with its thread id.
+// `threads` OpenMP threads, each calling execute_st with its thread id. Its
+// descriptor (libxsmm_dnn_conv_desc) has per-axis strides (u, v) and one pad
+// per axis (pad_h, pad_w): unequal pads on the two sides of an axis are the
+// input zero-padded here and given as a larger input without padding. It has
+// no dilation and no groups: such shapes are left out (make_libxsmm).
 #include <omp.h>
 
 #include <cstdlib>
@@ -40,15 +44,15 @@ class LibxsmmConv : public Baseline {
   // implementation is handed the same unpadded NHWC input and reads it as part
   // of its call. Without padding the input was copied once in prepare().
   void run() override {
-    const int64_t H = s_.H, W = s_.W, C = s_.C, pad = s_.pad(), Hp = H + 2 * pad, Wp = W + 2 * pad;
-    const int64_t rows = pad > 0 ? s_.N * H : 0;
+    const int64_t H = s_.H, W = s_.W, C = s_.C, Hp = s_.Hp(), Wp = s_.Wp(), top = s_.pad_t, left = s_.pad_l;
+    const int64_t rows = padded() ? s_.N * H : 0;
     int team = 0;
     libxsmm_dnn_err_t st = LIBXSMM_DNN_SUCCESS;
 #pragma omp parallel num_threads(threads_)
     {
       const int tid = omp_get_thread_num(), n = omp_get_num_threads();
       for (int64_t row = tid; row < rows; row += n)  // one input row (W x C floats) at a time
-        std::memcpy(in_ + ((row / H * Hp + row % H + pad) * Wp + pad) * C, input_ + row * W * C,
+        std::memcpy(in_ + ((row / H * Hp + row % H + top) * Wp + left) * C, input_ + row * W * C,
                     size_t(W * C) * sizeof(float));
 #pragma omp barrier
       const libxsmm_dnn_err_t e = libxsmm_dnn_execute_st(handle_, LIBXSMM_DNN_COMPUTE_KIND_FWD, 0, tid);
@@ -68,13 +72,20 @@ class LibxsmmConv : public Baseline {
   std::vector<float> output() override { return std::vector<float>(out_, out_ + s_.N * s_.Ho() * s_.Wo() * s_.K); }
 
  private:
+  bool padded() const { return s_.pad_t > 0 || s_.pad_l > 0 || s_.pad_b > 0 || s_.pad_r > 0; }
+
   // The layer, its bound buffers and the reordered weights (outside the timing).
   void prepare(const ProblemData& p) {
     init_keeping_environment();
     libxsmm_dnn_conv_desc d{};
     d.N = int(s_.N), d.C = int(s_.C), d.H = int(s_.H), d.W = int(s_.W), d.K = int(s_.K), d.R = int(s_.R);
-    d.S = int(s_.S), d.u = d.v = int(s_.stride()), d.pad_h = d.pad_w = int(s_.pad());
-    d.pad_h_in = d.pad_w_in = int(s_.pad());  // its direct convolution reads a zero-padded input buffer
+    d.S = int(s_.S), d.u = int(s_.stride_h), d.v = int(s_.stride_w);
+    if (s_.pad_t == s_.pad_b && s_.pad_l == s_.pad_r) {
+      d.pad_h = d.pad_h_in = int(s_.pad_t);  // its direct convolution reads a zero-padded input buffer
+      d.pad_w = d.pad_w_in = int(s_.pad_l);
+    } else {  // the padded input as the whole input: the same Ho x Wo outputs from the same buffer
+      d.H = int(s_.Hp()), d.W = int(s_.Wp());
+    }
     d.threads = threads_;
     d.datatype_in = d.datatype_out = LIBXSMM_DNN_DATATYPE_F32;
     d.buffer_format = LIBXSMM_DNN_TENSOR_FORMAT_NHWC;
@@ -88,12 +99,12 @@ class LibxsmmConv : public Baseline {
     fallback_ = st == LIBXSMM_DNN_WARN_FALLBACK;
     if (st != LIBXSMM_DNN_SUCCESS && !fallback_) fail("libxsmm_dnn_create_conv_layer", st);
 
-    const size_t padded = size_t(s_.N * (s_.H + 2 * s_.pad()) * (s_.W + 2 * s_.pad()) * s_.C);
-    in_ = bind(LIBXSMM_DNN_REGULAR_INPUT, padded);
-    if (s_.pad() > 0)
-      std::memset(in_, 0, padded * sizeof(float));  // the borders stay zero; run() fills the interior
+    const size_t floats = size_t(s_.N * s_.Hp() * s_.Wp() * s_.C);
+    in_ = bind(LIBXSMM_DNN_REGULAR_INPUT, floats);
+    if (padded())
+      std::memset(in_, 0, floats * sizeof(float));  // the borders stay zero; run() fills the interior
     else
-      std::memcpy(in_, input_, padded * sizeof(float));  // the same layout: no copy per call
+      std::memcpy(in_, input_, floats * sizeof(float));  // the same layout: no copy per call
     out_ = bind(LIBXSMM_DNN_REGULAR_OUTPUT, p.output_size());
     bind(LIBXSMM_DNN_REGULAR_FILTER, p.weights.size());  // filled by LIBXSMM's own reorder from KCRS:
     check("libxsmm_dnn_copyin_tensor (KCRS weights)",
@@ -176,6 +187,12 @@ std::unique_ptr<Baseline> make_libxsmm(const ProblemData& p, std::string* missin
   if (p.epilogue != Epilogue::none) {  // libxsmm_dnn_conv_fuse_op has only LIBXSMM_DNN_CONV_FUSE_NONE
     *missing = fmt::format("LIBXSMM 1.17's convolution fuses no bias or activation; it is left out for --epilogue {}",
                            to_string(p.epilogue));
+    return nullptr;
+  }
+  const Shape& s = p.shape;
+  if (s.groups > 1 || s.dil_h > 1 || s.dil_w > 1) {  // libxsmm_dnn_conv_desc has neither
+    *missing = fmt::format("LIBXSMM 1.17's convolution has no {}; it is left out for {}",
+                           s.groups > 1 ? "groups" : "dilation", s.to_string());
     return nullptr;
   }
   return std::make_unique<LibxsmmConv>(p, threads);

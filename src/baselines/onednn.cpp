@@ -26,15 +26,23 @@ class Onednn : public Baseline {
     // oneDNN runs its parallel regions with this thread's OpenMP setting.
     omp_set_num_threads(threads);
     const Shape& s = p.shape;
-    const memory::dims src{s.N, s.C, s.H, s.W}, wei{s.K, s.C, s.R, s.S}, dst{s.N, s.K, s.Ho(), s.Wo()};
-    const memory::dims strides{s.stride(), s.stride()}, pad{s.pad(), s.pad()};
+    const memory::dims src{s.N, s.C, s.H, s.W}, dst{s.N, s.K, s.Ho(), s.Wo()};
+    // Grouped weights as oneDNN's goihw [g][K/g][C/g][R][S]: the same bytes as
+    // ONNX's [K][C/groups][R][S]. oneDNN counts dilation from 0 (dense = 0),
+    // ONNX from 1; padding_l/padding_r are the top-left and bottom-right pads.
+    const bool grouped = s.groups > 1;
+    const memory::dims wei = grouped ? memory::dims{s.groups, s.Kg(), s.Cg(), s.R, s.S}
+                                     : memory::dims{s.K, s.C, s.R, s.S};
+    const tag user_wei = grouped ? tag::goihw : tag::oihw;
+    const memory::dims strides{s.stride_h, s.stride_w}, dilates{s.dil_h - 1, s.dil_w - 1};
+    const memory::dims pad_l{s.pad_t, s.pad_l}, pad_r{s.pad_b, s.pad_r};
     // Activations in the layout every implementation gets (NHWC in and out);
     // the weights in whatever oneDNN packs them into, reordered once here.
     auto md = [](const memory::dims& d, tag t) { return memory::desc(d, memory::data_type::f32, t); };
     auto conv_desc = [&](const memory::desc& bias) {
       return dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              md(src, tag::nhwc), md(wei, tag::any), bias, md(dst, tag::nhwc), strides,
-                                             pad, pad);
+                                             dilates, pad_l, pad_r);
     };
     const Epilogue e = p.epilogue;
     dnnl::post_ops ops;
@@ -48,10 +56,10 @@ class Onednn : public Baseline {
         conv_desc(has_bias(e) ? md(bias_dims, tag::x) : memory::desc()), attr, eng_);
     conv_ = dnnl::convolution_forward(pd_);
     user_src_ = p.input;
-    user_wei_ = p.weights;  // KCRS = oneDNN's oihw
+    user_wei_ = p.weights;  // [K][C/groups][R][S] = oneDNN's oihw, or goihw with groups
     user_dst_.assign(p.output_size(), 0.f);
     src_ = place(memory({src, memory::data_type::f32, tag::nhwc}, eng_, user_src_.data()), pd_.src_desc());
-    wei_ = place(memory({wei, memory::data_type::f32, tag::oihw}, eng_, user_wei_.data()), pd_.weights_desc());
+    wei_ = place(memory({wei, memory::data_type::f32, user_wei}, eng_, user_wei_.data()), pd_.weights_desc());
     dst_ = memory(pd_.dst_desc(), eng_);
     user_dst_mem_ = memory({dst, memory::data_type::f32, tag::nhwc}, eng_, user_dst_.data());
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};

@@ -1,6 +1,9 @@
 // XNNPACK's NHWC f32 convolution (Debian libxnnpack-dev) for `convtune bench`.
 // It reads the unpadded NHWC input itself (padding given to the operator) and
-// wants weights as OHWI [K][R][S][C]: reordered here, outside the timing.
+// wants weights as OHWI per group, [K][R][S][C/groups] (xnnpack.h: kernel
+// [groups][group_output_channels][R][S][group_input_channels]): reordered
+// here, outside the timing. Groups, dilation, per-axis strides and per-side
+// pads go to the operator as they are.
 #include <cmath>
 #include <limits>
 #include <map>
@@ -41,20 +44,23 @@ class XnnpackConv : public Baseline {
   XnnpackConv(const ProblemData& p, int threads) {
     const Shape& s = p.shape;
     if (xnn_initialize(nullptr) != xnn_status_success) throw Error("XNNPACK: xnn_initialize failed (CPU not supported?)");
-    std::vector<float> ohwi(size_t(s.K * s.R * s.S * s.C));
+    const int64_t Cg = s.Cg();
+    std::vector<float> ohwi(size_t(s.K * s.R * s.S * Cg));
     for (int64_t k = 0; k < s.K; ++k)
-      for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t c = 0; c < Cg; ++c)
         for (int64_t r = 0; r < s.R; ++r)
           for (int64_t q = 0; q < s.S; ++q)
-            ohwi[size_t(((k * s.R + r) * s.S + q) * s.C + c)] = p.weights[size_t(((k * s.C + c) * s.R + r) * s.S + q)];
+            ohwi[size_t(((k * s.R + r) * s.S + q) * Cg + c)] = p.weights[size_t(((k * Cg + c) * s.R + r) * s.S + q)];
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (p.epilogue == Epilogue::bias_relu) lo = 0;
     if (p.epilogue == Epilogue::bias_relu6) lo = 0, hi = 6;
-    const uint32_t pad = uint32_t(s.pad());
-    if (xnn_create_convolution2d_nhwc_f32(pad, pad, pad, pad, uint32_t(s.R), uint32_t(s.S), uint32_t(s.stride()),
-                                          uint32_t(s.stride()), 1, 1, 1, size_t(s.C), size_t(s.K), size_t(s.C),
-                                          size_t(s.K), ohwi.data(), has_bias(p.epilogue) ? p.bias.data() : nullptr, lo,
-                                          hi, 0, &op_) != xnn_status_success)
+    // Pads in XNNPACK's order: top, right, bottom, left.
+    if (xnn_create_convolution2d_nhwc_f32(uint32_t(s.pad_t), uint32_t(s.pad_r), uint32_t(s.pad_b), uint32_t(s.pad_l),
+                                          uint32_t(s.R), uint32_t(s.S), uint32_t(s.stride_h), uint32_t(s.stride_w),
+                                          uint32_t(s.dil_h), uint32_t(s.dil_w), uint32_t(s.groups), size_t(Cg),
+                                          size_t(s.Kg()), size_t(s.C), size_t(s.K), ohwi.data(),
+                                          has_bias(p.epilogue) ? p.bias.data() : nullptr, lo, hi, 0,
+                                          &op_) != xnn_status_success)
       throw Error(fmt::format("XNNPACK refused the shape {}", s.to_string()));
     if (threads > 1) pool_ = shared_pool(threads);
     out_.assign(size_t(s.N * s.Ho() * s.Wo() * s.K), 0.f);

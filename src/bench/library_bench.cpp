@@ -44,11 +44,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The generated <name>.h's descriptor (export.cpp header_text): nine longs,
-// the epilogue enum (an int in the C ABIs convtune targets), two pointers.
+// The generated <name>.h's descriptor (export.cpp header_text): sixteen
+// longs, the epilogue enum (an int in the C ABIs convtune targets), two pointers.
 extern "C" {
 struct LibraryDesc {
-  long N, K, C, H, W, R, S, stride, pad;
+  long N, K, C, H, W, R, S, stride_h, stride_w, pad_t, pad_l, pad_b, pad_r, dilation_h, dilation_w, groups;
   int epilogue;  // <NAME>_EPILOGUE_NONE
   const float* bias;
   const float* residual;
@@ -295,8 +295,9 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
   std::vector<unsigned long> floats(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {  // a shape the library lacks, before any work
     const Shape& s = res.layers[i].shape;
-    layers[i].desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S), long(s.stride()),
-                      long(s.pad()), 0, nullptr, nullptr};
+    layers[i].desc = {long(s.N), long(s.K), long(s.C), long(s.H), long(s.W), long(s.R), long(s.S),
+                      long(s.stride_h), long(s.stride_w), long(s.pad_t), long(s.pad_l), long(s.pad_b),
+                      long(s.pad_r), long(s.dil_h), long(s.dil_w), long(s.groups), 0, nullptr, nullptr};
     if (int rc = packed_floats(&layers[i].desc, &floats[i])) throw lacks(res.layers[i], rc);
   }
   for (size_t i = 0; i < layers.size(); ++i) {

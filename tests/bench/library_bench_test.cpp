@@ -38,14 +38,18 @@ std::string id(const std::string& shape) { return layer_id(parse_shape(shape)); 
 
 // A test double of an exported library: lib<name>.a with <name>.pc as
 // export writes them, a dispatcher over any shape (but K = 8) whose
-// convolution is a plain loop (or, `wrong`, writes zeros) and appends each
-// call's K to $FAKE_CALLS.
+// convolution is a plain loop over every field of the descriptor (or,
+// `wrong`, writes zeros) and appends each call's K to $FAKE_CALLS.
 void fake_library(const std::string& dir, bool wrong = false) {
   std::filesystem::create_directories(dir);
   test::write_file(dir + "/fake.c", std::string(wrong ? "#define WRONG 1\n" : "") + R"(#include <stdio.h>
 #include <stdlib.h>
-typedef struct { long N, K, C, H, W, R, S, stride, pad; int epilogue; const float *bias, *residual; } d_;
-static unsigned long weights_(const d_ *d) { return d->K * d->C * d->R * d->S; }
+typedef struct {
+  long N, K, C, H, W, R, S, stride_h, stride_w, pad_t, pad_l, pad_b, pad_r, dilation_h, dilation_w, groups;
+  int epilogue;
+  const float *bias, *residual;
+} d_;
+static unsigned long weights_(const d_ *d) { return d->K * (d->C / d->groups) * d->R * d->S; }
 int fake_packed_floats(const d_ *d, unsigned long *n) {
   if (d->K == 8) return 2;
   *n = weights_(d);
@@ -59,7 +63,9 @@ int fake_conv(const d_ *d, const float *in, const float *w, float *o) {
   const char *calls = getenv("FAKE_CALLS");
   FILE *f = calls ? fopen(calls, "a") : NULL;
   if (f) fprintf(f, "%ld ", d->K), fclose(f);
-  const long Ho = (d->H + 2 * d->pad - d->R) / d->stride + 1, Wo = (d->W + 2 * d->pad - d->S) / d->stride + 1;
+  const long Ho = (d->H + d->pad_t + d->pad_b - d->dilation_h * (d->R - 1) - 1) / d->stride_h + 1;
+  const long Wo = (d->W + d->pad_l + d->pad_r - d->dilation_w * (d->S - 1) - 1) / d->stride_w + 1;
+  const long Cg = d->C / d->groups, Kg = d->K / d->groups;
   for (long n = 0; n < d->N; ++n)
     for (long y = 0; y < Ho; ++y)
       for (long x = 0; x < Wo; ++x)
@@ -67,10 +73,12 @@ int fake_conv(const d_ *d, const float *in, const float *w, float *o) {
           double sum = 0;
           for (long r = 0; r < d->R; ++r)
             for (long s = 0; s < d->S; ++s)
-              for (long c = 0; c < d->C; ++c) {
-                const long iy = y * d->stride - d->pad + r, ix = x * d->stride - d->pad + s;
+              for (long c = 0; c < Cg; ++c) {
+                const long iy = y * d->stride_h - d->pad_t + r * d->dilation_h;
+                const long ix = x * d->stride_w - d->pad_l + s * d->dilation_w;
                 if (iy >= 0 && iy < d->H && ix >= 0 && ix < d->W)
-                  sum += in[((n * d->H + iy) * d->W + ix) * d->C + c] * w[((k * d->C + c) * d->R + r) * d->S + s];
+                  sum += in[((n * d->H + iy) * d->W + ix) * d->C + k / Kg * Cg + c] *
+                         w[((k * Cg + c) * d->R + r) * d->S + s];
               }
 #ifdef WRONG
           sum = 0;
@@ -118,6 +126,33 @@ TEST(LibraryBench, FakeLibrarySeesTheNetworkInOrder) {
   ASSERT_EQ(m["layers"].size(), 3u);
   EXPECT_EQ(m["layers"][1]["layer"], "small-0");
   EXPECT_EQ(m["layers"][1]["count"], 2);
+}
+
+// Every field of the descriptor reaches the library: grouped, depthwise,
+// dilated shapes with per-axis strides and asymmetric pads through the test
+// double, and the baselines on the same problems, all checked at every
+// output element (a disagreement would stop the run).
+TEST(LibraryBench, FakeLibraryGetsEveryFieldOfTheDescriptor) {
+  test::TempDir dir;
+  fake_library(dir.file("lib"));
+  const std::vector<std::string> shapes = {
+      "N=2,K=6,C=6,H=8,W=7,R=3,S=2,stride_h=1,stride_w=2,pad_t=2,pad_l=0,pad_b=1,pad_r=1,dilation=2,groups=3",
+      "K=16,C=16,H=7,R=3,stride=2,groups=16", "K=12,C=4,H=9,W=6,R=3,pad_t=0,pad_l=1,pad_b=2,pad_r=0"};
+  std::string args;
+  for (const auto& s : shapes) args += " --shape " + s;
+  auto r = run_cli("bench --library " + dir.file("lib") + args + " --threads 1 --min-repeat-ms 1 --repeat 1 "
+                   "--check-points 0 -q --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["layers"].size(), shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& l = j["layers"][i];
+    SCOPED_TRACE(l.dump());
+    EXPECT_EQ(l["shape"], parse_shape(shapes[i]).to_string());
+    EXPECT_LT(l["library"]["max_error"].get<double>(), 1e-3);
+    if (onednn_missing().empty()) EXPECT_LT(l["onednn"]["max_error"].get<double>(), 1e-3);
+    if (!l["xnnpack"].contains("missing")) EXPECT_LT(l["xnnpack"]["max_error"].get<double>(), 1e-3);
+  }
 }
 
 // One test: the two tunes are most of its time, and ctest runs each test in

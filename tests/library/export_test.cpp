@@ -1,14 +1,17 @@
 // convtune export end to end: two tiny shapes tuned into a --logs root (one
-// with a K tail and the finalists' re-measure, one with a batch, stride 2,
-// W != H and, on two CPUs, OpenMP threads), exported as one library, used
-// from a C program built through the generated pkg-config file and through
-// the CMake package config; every output element is checked against the
-// reference convolution. Then both logs relabelled with an epilogue
-// (bias,add; bias,relu), exported as two more libraries and checked the same
-// way, bias, ReLU and residual included. Then the error lines for bad input.
+// with a K tail and the finalists' re-measure, one with a batch, per-axis
+// strides, asymmetric pads, dilation 2, W != H and, on two CPUs, OpenMP
+// threads), exported as one library, used from a C program built through the
+// generated pkg-config file and through the CMake package config; every
+// output element is checked against the reference convolution, and the
+// dispatcher matches every descriptor field. Then both logs relabelled with
+// an epilogue (bias,add; bias,relu), exported as two more libraries and
+// checked the same way, bias, ReLU and residual included. Then the error
+// lines for bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 
@@ -32,12 +35,27 @@ using test::run_cli;
 const std::string kTable = test::host_table();  // this host's ISA, AVX-512 or not
 const std::string kFast = " --min-repeat-ms 1 --repeat 1 --check-points 0 --trials 2 --no-onednn -q --table " + kTable;
 // Tuned: K = 20, a masked K tail (finalists.json's winner); a batch of 2 at
-// stride 2, W != H (two OpenMP threads when there are two CPUs). kUntuned
-// has no log. Each tune takes about 5 s, mostly its peak measurements.
-const std::vector<std::string> kTuned = {"K=20,C=16,H=8,R=3", "N=2,K=16,C=4,H=10,W=7,R=3,stride=2"};
+// strides 2 x 1, pads 0, 2, 1, 1 (top, left, bottom, right) and dilation 2,
+// W != H (two OpenMP threads when there are two CPUs). kUntuned has no log.
+// Each tune takes about 5 s, mostly its peak measurements.
+const std::vector<std::string> kTuned = {
+    "K=20,C=16,H=8,R=3", "N=2,K=16,C=4,H=10,W=7,R=3,stride_h=2,stride_w=1,pad_t=0,pad_l=2,pad_b=1,pad_r=1,dilation=2"};
 const std::string kUntuned = "K=8,C=8,H=5,R=1";
 
 std::string id(const std::string& shape) { return layer_id(parse_shape(shape)); }
+// The layer id as export names its functions (<name>_<id>): a C identifier.
+std::string fn_id(const std::string& shape) {
+  std::string s = id(shape);
+  for (auto& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+// A descriptor's shape fields in <name>.h's order, N to groups.
+std::string desc_fields(const Shape& s) {
+  return fmt::format("{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}", s.N, s.K, s.C, s.H, s.W, s.R,
+                     s.S, s.stride_h, s.stride_w, s.pad_t, s.pad_l, s.pad_b, s.pad_r, s.dil_h, s.dil_w, s.groups);
+}
 
 bool has(const std::string& command) {
   return std::system(("command -v " + command + " > /dev/null 2>&1").c_str()) == 0;
@@ -52,7 +70,7 @@ int sh(const std::string& command) {
 // its strerror text and exits 1) and load (floats from a file).
 std::string app_prelude(const std::string& lib) {
   return fmt::format(
-      "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"{0}.h\"\n\n"
+      "#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"{0}.h\"\n\n"
       "#define CHECK(x) \\\n"
       "  do {{ int rc_ = (x); if (rc_) {{ printf(\"%s: %s\\n\", #x, {0}_strerror(rc_)); return 1; }} }} while (0)\n\n"
       "static float *load(const char *path, size_t n) {{\n"
@@ -77,7 +95,7 @@ std::string program(const std::vector<std::string>& functions) {
     for (auto& ch : FN) ch = char(std::toupper(static_cast<unsigned char>(ch)));
     body += fmt::format(
         "  {{\n"
-        "    tiny_desc d = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
+        "    tiny_desc d = {{{}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
         "    unsigned long n = 0;\n"
         "    CHECK(tiny_packed_floats(&d, &n));\n"
         "    if (n != {}_PACKED_FLOATS || n != {}_packed_floats) {{ puts(\"packed size differs\"); return 1; }}\n"
@@ -92,8 +110,7 @@ std::string program(const std::vector<std::string>& functions) {
         "    if (memcmp(out, out2, {} * sizeof *out)) {{ puts(\"{} differs from tiny_conv\"); return 1; }}\n"
         "    if (!first_in) {{ first_in = in; first_packed = packed; first_out = out; first = d; }}\n"
         "  }}\n",
-        s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), FN, fn, i, s.N * s.H * s.W * s.C, i,
-        s.K * s.C * s.R * s.S, s.N * s.Ho() * s.Wo() * s.K, s.N * s.Ho() * s.Wo() * s.K, i,
+        desc_fields(s), FN, fn, i, s.N * s.H * s.W * s.C, i, s.K * s.Cg() * s.R * s.S, s.N * s.Ho() * s.Wo() * s.K, s.N * s.Ho() * s.Wo() * s.K, i,
         s.N * s.Ho() * s.Wo() * s.K, fn, fn, s.N * s.Ho() * s.Wo() * s.K, fn);
   }
   const Shape u = parse_shape(kUntuned);
@@ -107,7 +124,7 @@ std::string program(const std::vector<std::string>& functions) {
       "  tiny_desc first;\n"
       "  memset(&first, 0, sizeof first);\n"
       "{}"
-      "  tiny_desc u = {{{}, {}, {}, {}, {}, {}, {}, {}, {}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
+      "  tiny_desc u = {{{}, TINY_EPILOGUE_NONE, NULL, NULL}};\n"
       "  unsigned long n = 0;\n"
       "  int conv = tiny_conv(&u, first_in, first_packed, first_out);\n"
       "  printf(\"untuned %d %d %d %d: %s\\n\", tiny_packed_floats(&u, &n), tiny_pack(&u, first_in, first_packed), "
@@ -122,9 +139,31 @@ std::string program(const std::vector<std::string>& functions) {
       "  printf(\"null %d %d %d %d\\n\", tiny_conv(NULL, first_in, first_packed, first_out), "
       "tiny_conv(&first, NULL, first_packed, first_out), tiny_packed_floats(&first, NULL), TINY_ERR_NULL_ARGUMENT);\n"
       "  printf(\"ok %d: %s; %s\\n\", TINY_OK, tiny_strerror(TINY_OK), tiny_strerror(99));\n"
+      "  /* Each shape field, one at a time: one more than a tuned kernel's is no kernel; below 1\n"
+      "     (a pad below 0) is not a convolution. */\n"
+      "  const size_t fields[] = {{offsetof(tiny_desc, N), offsetof(tiny_desc, K), offsetof(tiny_desc, C),\n"
+      "    offsetof(tiny_desc, H), offsetof(tiny_desc, W), offsetof(tiny_desc, R), offsetof(tiny_desc, S),\n"
+      "    offsetof(tiny_desc, stride_h), offsetof(tiny_desc, stride_w), offsetof(tiny_desc, pad_t),\n"
+      "    offsetof(tiny_desc, pad_l), offsetof(tiny_desc, pad_b), offsetof(tiny_desc, pad_r),\n"
+      "    offsetof(tiny_desc, dilation_h), offsetof(tiny_desc, dilation_w), offsetof(tiny_desc, groups)}};\n"
+      "  const int is_pad[] = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0}};\n"
+      "  printf(\"one more\");\n"
+      "  for (size_t i = 0; i < 16; ++i) {{\n"
+      "    e = first;\n"
+      "    *(long *)((char *)&e + fields[i]) += 1;\n"
+      "    printf(\" %d\", tiny_conv(&e, first_in, first_packed, first_out));\n"
+      "  }}\n"
+      "  printf(\"\\ninvalid\");\n"
+      "  for (size_t i = 0; i < 16; ++i) {{\n"
+      "    e = first;\n"
+      "    *(long *)((char *)&e + fields[i]) = is_pad[i] ? -1 : 0;\n"
+      "    conv = tiny_conv(&e, first_in, first_packed, first_out);\n"
+      "    printf(\" %d\", conv);\n"
+      "  }}\n"
+      "  printf(\": %s\\n\", tiny_strerror(conv));\n"
       "  return 0;\n"
       "}}\n",
-      body, u.N, u.K, u.C, u.H, u.W, u.R, u.S, u.stride(), u.pad());
+      body, desc_fields(u));
 }
 
 const std::string kExpectedCodes =
@@ -132,7 +171,10 @@ const std::string kExpectedCodes =
     "epilogue 3 3 3: this library's kernels were exported without an epilogue: give TINY_EPILOGUE_NONE and NULL "
     "bias and residual, or export another library with convtune export --epilogue\n"
     "null 1 1 1 1\n"
-    "ok 0: success; unknown tiny return code\n";
+    "ok 0: success; unknown tiny return code\n"
+    "one more 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2\n"
+    "invalid 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4 4: the descriptor has a size, stride, dilation or groups below 1 or a pad "
+    "below 0: give every field (a dense convolution has dilation_h, dilation_w and groups 1)\n";
 
 // Writes the operands into `run`, builds run/prog.c with `build`, runs it and
 // checks each output at every element against the reference.
@@ -147,7 +189,7 @@ void build_run_and_check(const std::string& run, const std::string& build) {
                      std::string(reinterpret_cast<const char*>(p.input.data()), p.input.size() * sizeof(float)));
     test::write_file(fmt::format("{}/w{}.bin", run, i),
                      std::string(reinterpret_cast<const char*>(p.weights.data()), p.weights.size() * sizeof(float)));
-    functions.push_back("tiny_" + id(kTuned[i]));
+    functions.push_back("tiny_" + fn_id(kTuned[i]));
   }
   test::write_file(run + "/prog.c", program(functions));
   ASSERT_EQ(sh("(" + build + ") > " + run + "/build.txt 2>&1"), 0) << test::read_file(run + "/build.txt");
@@ -175,30 +217,30 @@ std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e,
   const bool add = e == Epilogue::bias_add;
   return app_prelude(lib) + fmt::format(
       "int main(void) {{\n"
-      "  {0}_desc d = {{{2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {1}_LIBRARY_EPILOGUE, NULL, NULL}};\n"
-      "  float *in = load(\"in.bin\", {11}), *w = load(\"w.bin\", {12});\n"
-      "  float *bias = load(\"bias.bin\", {3}), *res = {15};\n"
+      "  {0}_desc d = {{{2}, {1}_LIBRARY_EPILOGUE, NULL, NULL}};\n"
+      "  float *in = load(\"in.bin\", {4}), *w = load(\"w.bin\", {5});\n"
+      "  float *bias = load(\"bias.bin\", {3}), *res = {8};\n"
       "  unsigned long n = 0;\n"
       "  d.bias = bias;\n"
       "  d.residual = res;\n"
       "  CHECK({0}_packed_floats(&d, &n));\n"
-      "  if (n != {14}_PACKED_FLOATS || n != {13}_packed_floats) {{ puts(\"packed size differs\"); return 1; }}\n"
+      "  if (n != {7}_PACKED_FLOATS || n != {6}_packed_floats) {{ puts(\"packed size differs\"); return 1; }}\n"
       "  float *packed = malloc(n * sizeof *packed), *packed2 = malloc(n * sizeof *packed2);\n"
-      "  float *out = malloc({16} * sizeof *out), *out2 = malloc({16} * sizeof *out2);\n"
+      "  float *out = malloc({9} * sizeof *out), *out2 = malloc({9} * sizeof *out2);\n"
       "  CHECK({0}_pack(&d, w, packed));\n"
       "  CHECK({0}_conv(&d, in, packed, out));\n"
       "  FILE *f = fopen(\"out.bin\", \"wb\");\n"
-      "  if (!f || fwrite(out, sizeof *out, {16}, f) != {16} || fclose(f)) {{ puts(\"cannot write\"); return 1; }}\n"
-      "  {13}_pack(w, packed2);\n"
-      "  {13}(in, packed2, bias, res, out2);\n"
-      "  if (memcmp(out, out2, {16} * sizeof *out)) {{ puts(\"{13} differs from {0}_conv\"); return 1; }}\n"
+      "  if (!f || fwrite(out, sizeof *out, {9}, f) != {9} || fclose(f)) {{ puts(\"cannot write\"); return 1; }}\n"
+      "  {6}_pack(w, packed2);\n"
+      "  {6}(in, packed2, bias, res, out2);\n"
+      "  if (memcmp(out, out2, {9} * sizeof *out)) {{ puts(\"{6} differs from {0}_conv\"); return 1; }}\n"
       "  {0}_desc e = d;\n"
-      "  e.epilogue = {1}_EPILOGUE_{17};\n"
+      "  e.epilogue = {1}_EPILOGUE_{10};\n"
       "  int rc = {0}_conv(&e, in, packed, out2);\n"
       "  printf(\"epilogue %d %d %d: %s\\n\", rc, {0}_packed_floats(&e, &n), {1}_ERR_EPILOGUE_UNSUPPORTED, "
       "{0}_strerror(rc));\n"
       "  e = d;\n"
-      "  e.residual = {18};\n"
+      "  e.residual = {11};\n"
       "  printf(\"residual %d\\n\", {0}_conv(&e, in, packed, out2));\n"
       "  e = d;\n"
       "  e.bias = NULL;\n"
@@ -207,7 +249,7 @@ std::string epilogue_program(const std::string& lib, const Shape& s, Epilogue e,
       "{0}_strerror(rc));\n"
       "  return 0;\n"
       "}}\n",
-      lib, L, s.N, s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), s.N * s.H * s.W * s.C, s.K * s.C * s.R * s.S, fn,
+      lib, L, desc_fields(s), s.K, s.N * s.H * s.W * s.C, s.K * s.Cg() * s.R * s.S, fn,
       FN, add ? fmt::format("load(\"res.bin\", {})", out) : "NULL", out, add ? "BIAS" : "NONE", add ? "NULL" : "in");
 }
 
@@ -287,7 +329,7 @@ void export_with_epilogues(const test::TempDir& dir) {
                           (lib == "ta" ? "_EPILOGUE_BIAS_ADD\n" : "_EPILOGUE_BIAS_RELU\n")),
               std::string::npos)
         << header;
-    EXPECT_NE(header.find("void " + lib + "_" + (lib == "ta" ? add_layer : relu_layer) + signature),
+    EXPECT_NE(header.find("void " + lib + "_" + fn_id(kTuned[lib == "ta" ? 1 : 0]) + signature),
               std::string::npos)
         << header;
     if (has("c++"))
@@ -298,7 +340,7 @@ void export_with_epilogues(const test::TempDir& dir) {
   {
     SCOPED_TRACE("bias,add");
     epilogue_run(dir.file("run_ta"), dir.file("ta"), "ta",
-                 ProblemData::make(parse_shape(kTuned[1]), 0, 21, Epilogue::bias_add), "ta_" + add_layer,
+                 ProblemData::make(parse_shape(kTuned[1]), 0, 21, Epilogue::bias_add), "ta_" + fn_id(kTuned[1]),
                  "epilogue 3 3 3: this library's kernels were exported with epilogue bias,add: give "
                  "TA_EPILOGUE_BIAS_ADD, a bias and a residual, or export another library with convtune export "
                  "--epilogue\n"
@@ -308,7 +350,7 @@ void export_with_epilogues(const test::TempDir& dir) {
   {
     SCOPED_TRACE("bias,relu");
     epilogue_run(dir.file("run_tr"), dir.file("tr"), "tr",
-                 ProblemData::make(parse_shape(kTuned[0]), 0, 22, Epilogue::bias_relu), "tr_" + relu_layer,
+                 ProblemData::make(parse_shape(kTuned[0]), 0, 22, Epilogue::bias_relu), "tr_" + fn_id(kTuned[0]),
                  "epilogue 3 3 3: this library's kernels were exported with epilogue bias,relu: give "
                  "TR_EPILOGUE_BIAS_RELU, a bias and a NULL residual, or export another library with convtune "
                  "export --epilogue\n"
@@ -360,7 +402,7 @@ void kernels_start_on_a_cache_line(const std::string& lib, const std::string& ru
   std::filesystem::create_directories(run);
   std::string prog = "#include <stdint.h>\n#include <stdio.h>\n#include \"tiny.h\"\nint main(void) {\n";
   for (const auto& s : kTuned)
-    prog += fmt::format("  printf(\"%d \", (int)((uintptr_t)&tiny_{0} % 64));\n", id(s));
+    prog += fmt::format("  printf(\"%d \", (int)((uintptr_t)&tiny_{0} % 64));\n", fn_id(s));
   test::write_file(run + "/align.c", prog + "  return 0;\n}\n");
   std::string expected;  // each kernel's address mod 64
   for (size_t i = 0; i < kTuned.size(); ++i) expected += "0 ";

@@ -1,6 +1,6 @@
 #pragma once
 // Conversions between the layouts every implementation is given (input NHWC,
-// weights KCRS, output NHWC exactly K wide; runner.h ProblemData) and the ones
+// weights [K][C/groups][R][S], output NHWC exactly K wide; runner.h ProblemData) and the ones
 // a library wants instead. Used outside any timing.
 #include <vector>
 
