@@ -1,5 +1,5 @@
 #pragma once
-// A 2D convolution problem (batch N, NHWC input, RSCK weights, NHWK output).
+// A 2D convolution problem (batch N, NHWC input, [K][C/groups][R][S] weights as ONNX stores them, NHWK output).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -38,7 +38,7 @@ inline double peak_min_ms(double candidate_min_ms) { return std::min(kPeakMinMs,
 struct ProblemData {
   Shape shape;
   AlignedFloats input;         // [N][H][W][C], NHWC, not padded; on a cache line (core/aligned.h)
-  std::vector<float> weights;  // [K][C][R][S], KCRS as frameworks store them
+  std::vector<float> weights;  // [K][C/groups][R][S], as ONNX and PyTorch store them
   Epilogue epilogue = Epilogue::none;  // the kernels' fused epilogue (reference.h ct_ref_epilogue)
   std::vector<float> bias;      // [K] with an epilogue, else empty
   AlignedFloats residual;       // [N][Ho][Wo][K] for bias,add, else empty
