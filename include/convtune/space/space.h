@@ -66,6 +66,8 @@ struct Space {
   /// no option are left out (they would run on one core); when none has one,
   /// the space has no P and says so in `note`. A Wino(2,b,N) choice has no
   /// P: its one option is N threads over its blocks (count 1, threads1 N).
+  /// On a grouped shape (config.h g) d may also be g, and R(g) stands above
+  /// any P within a group (outer_specs).
   int threads = 1;
   std::vector<UkChoice> choices;
   /// Empty, or one line saying that the fallback microkernel was used and
