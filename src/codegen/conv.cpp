@@ -61,6 +61,7 @@ struct Gen {
   int64_t pf_step = 0, pf_share = 0, pf_np = 0, pf_pn = 0;
   bool prefetch_out = false;  // Pf(o) (config.h), in every variant
   bool stream_out = false;    // Nt(o) (config.h), in every variant
+  int64_t groups = 1;         // the g loops' size (config.h g): sh is then one group's problem
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -83,6 +84,9 @@ struct Gen {
     return e;
   }
 
+  // The problem size along d; g is not a dimension of the group's shape sh.
+  int64_t size(Dim d) const { return d == Dim::g ? groups : dim_size(sh, d, isa.lanes); }
+
   // R(d): the count that completes the dimension.
   int64_t r_count(size_t at) const {
     Dim d = specs[at].dim;
@@ -92,13 +96,13 @@ struct Gen {
       const Spec& s = specs[i];
       if (s.kind == SpecKind::Lseq && d == Dim::h) {
         // Lseq's own extent already includes what lies below it.
-        return dim_size(sh, d, isa.lanes) / (others * extent(i, d, 1));
+        return size(d) / (others * extent(i, d, 1));
       }
       if (s.dim != d) continue;
       if (s.kind == SpecKind::T || s.kind == SpecKind::P || (s.kind == SpecKind::U && !s.alpha)) others *= s.factor;
       if (s.kind == SpecKind::V) others *= isa.lanes;
     }
-    return dim_size(sh, d, isa.lanes) / others;
+    return size(d) / others;
   }
 
   std::string offset(Dim d) const {
@@ -248,7 +252,7 @@ struct Gen {
       }
     }
     const int64_t nc = specs[ublock - 1].factor;
-    const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Wo = sh.Wo(), Ho = sh.Ho();
+    const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Ho = sh.Ho();
     const int site = sites++;
     std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): the rows' input offsets per pattern of ha
     const Geometry gh{sh.stride_h, sh.pad_t, sh.dil_h}, gw{sh.stride_w, sh.pad_l, sh.dil_w};
@@ -271,26 +275,30 @@ struct Gen {
     const std::string in = ind(depth + 1);
     o += in + fmt::format("const long n = {}, h = {}, w = {}, k = {};\n", n, h, w, k);
     o += in + fmt::format("const long c = {}, r = {}, s = {};\n", c, r, s);
+    const GroupStep gs = group_step(in);
+    o += gs.decl;
     // Negative for blocks whose first tap lies in the padding: only real taps are read.
     // A tap's offset in its axis: "r", or "r * 2" at dilation 2.
     auto tap = [](const char* var, int64_t dil) { return dil == 1 ? std::string(var) : fmt::format("{} * {}", var, dil); };
     if (!flat)
-      o += in + fmt::format("const long io = n * {} + (h * {} + {} - {}) * {} + (w * {} + {} - {}) * {} + c;\n",
+      o += in + fmt::format("const long io = n * {} + (h * {} + {} - {}) * {} + (w * {} + {} - {}) * {} + c{};\n",
                             H * layout.in_row, sh.stride_h, tap("r", sh.dil_h), sh.pad_t, layout.in_row, sh.stride_w,
-                            tap("s", sh.dil_w), sh.pad_l, layout.in_pix);
+                            tap("s", sh.dil_w), sh.pad_l, layout.in_pix, gs.in);
     else if (real.stride_h == 1 && real.stride_w == 1)  // the view's pixel h is the input's
       o += in + fmt::format("const long io = n * {} + h * {} + c;  /* Flat(hw) */\n", real.H * real.W * real.C, real.C);
     else  // output pixel h = (row, column) reads input pixel (row * ST, column * ST)
       o += in + fmt::format("const long io = n * {} + (h / {}) * {} + (h % {}) * {} + c;  /* Flat(hw) */\n",
                             real.H * real.W * real.C, real.Wo(), real.stride_h * real.W * real.C, real.Wo(),
                             real.stride_w * real.C);
-    o += in + fmt::format("const float *wp = weights + k * {} + c * {} + (r * {} + s) * {};\n", C * R * S,
-                          R * S * kb, S, cu * kb);
-    o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K);
+    o += in + fmt::format("const float *wp = weights + k * {} + c * {} + (r * {} + s) * {}{};\n", C * R * S,
+                          R * S * kb, S, cu * kb, gs.weights);
+    // The output's real strides (layout): under a g loop K is one group's.
+    o += in + fmt::format("float *op = output + n * {} + h * {} + w * {} + k{};\n", Ho * layout.out_row,
+                          layout.out_row, layout.out_pix, gs.out);
     o += in + "const int acc = (c | r | s) != 0;\n";
     if (pf_loop >= 0)  // this call's share of the next block (the block starts at r = s = 0)
-      o += in + fmt::format("const float *pf = weights + k * {} + c * {} + {} + pfg++ * {};\n", C * R * S, R * S * kb,
-                            pf_step, pf_share * isa.line_floats);
+      o += in + fmt::format("const float *pf = weights + k * {} + c * {} + {} + pfg++ * {}{};\n", C * R * S, R * S * kb,
+                            pf_step, pf_share * isa.line_floats, gs.weights);
     if (epilogue != Epilogue::none || stream_out) {
       // The call that completes its output block's reduction applies the
       // epilogue and streams the block (Nt(o)): the one at the last c block
@@ -304,9 +312,10 @@ struct Gen {
       o += in + fmt::format("const int last = {};\n", last.empty() ? "1" : last);
     }
     if (epilogue != Epilogue::none) {
-      o += in + "const float *bp = bias + k;\n";
+      o += in + fmt::format("const float *bp = bias + k{};\n", gs.out);
       o += in + (has_residual(epilogue)
-                     ? fmt::format("const float *qp = residual + n * {} + h * {} + w * {} + k;\n", Ho * Wo * K, Wo * K, K)
+                     ? fmt::format("const float *qp = residual + n * {} + h * {} + w * {} + k{};\n", Ho * layout.out_row,
+                                   layout.out_row, layout.out_pix, gs.out)
                      : std::string("const float *qp = 0;  /* no residual */\n"));
     }
     std::vector<std::string> sel;
@@ -343,6 +352,20 @@ struct Gen {
     }
     o += ind(depth) + "}\n";
     body += o;
+  }
+
+  // config.h g: a call's group g reads its Cg channels of the input pixel,
+  // writes its Kg of the output pixel and reads its block of the packed
+  // weights (emit_group_pack). Empty without groups, so dense code is unchanged.
+  struct GroupStep {
+    std::string decl, in, weights, out;
+  };
+  GroupStep group_step(const std::string& in) const {
+    if (groups == 1) return {};
+    const int64_t block = sh.padded_K(isa.lanes) * sh.C * sh.R * sh.S;
+    return {in + fmt::format("const long g = {};  /* group: {} inputs, {} outputs, {} packed weights */\n",
+                                 offset(Dim::g), sh.C, sh.K, block),
+            fmt::format(" + g * {}", sh.C), fmt::format(" + g * {}", block), fmt::format(" + g * {}", sh.K)};
   }
 
   void push(Dim d, Term t) { terms[di(d)].push_back(std::move(t)); }
@@ -444,6 +467,37 @@ std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const
       fn, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, sh.K);
 }
 
+// The packing function of a grouped shape (config.h g): ONNX's
+// [K][C/groups][R][S] into one dense block per group, [groups][Kgp/kb][Cg/cu][R][S][cu][kb]
+// with Kgp = Kg padded to the lanes, zero columns past Kg (oneDNN's grouped
+// weights are likewise [g][O/g][I/g][kh][kw] before its blocking).
+std::string emit_group_pack(const Shape& sh, int64_t lanes, int64_t kb, int64_t cu, const std::string& fn) {
+  const Shape gv = group_view(sh);
+  const int64_t Cg = gv.C, Kg = gv.K, R = sh.R, S = sh.S, Kgp = gv.padded_K(lanes);
+  return fmt::format(
+      "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
+      "  for (long g = 0; g < {11}; ++g)\n"
+      "    for (long k0 = 0; k0 < {1}; k0 += {2})\n"
+      "      for (long c = 0; c < {3}; ++c)\n"
+      "        for (long r = 0; r < {4}; ++r)\n"
+      "          for (long s = 0; s < {5}; ++s)\n"
+      "            for (long kk = 0; kk < {2}; ++kk) {{\n"
+      "              const long k = k0 + kk;\n"
+      "              packed[g * {12} + k0 * {6} + (c / {7}) * {8} + (r * {5} + s) * {9} + (c % {7}) * {2} + kk] =\n"
+      "                  k < {10} ? kcrs[(((g * {10} + k) * {3} + c) * {4} + r) * {5} + s] : 0.0f;\n"
+      "            }}\n}}\n",
+      fn, Kgp, kb, Cg, R, S, Cg * R * S, cu, R * S * cu * kb, cu * kb, Kg, sh.groups, Kgp * Cg * R * S);
+}
+
+// The comment's packed layout of a grouped shape (emit_group_pack).
+std::string group_pack_doc(const Shape& sh, int64_t lanes, int64_t kb, int64_t cu) {
+  const Shape gv = group_view(sh);
+  return fmt::format("[G][Kgp/{0}][Cg/{1}][R][S][{1}][{0}], G = {2} groups of Cg = {3} inputs\n"
+                     " *           and Kg = {4} outputs, Kgp = {5}; group g reads input channels g*Cg.. and\n"
+                     " *           writes output channels g*Kg.. of each pixel",
+                     kb, cu, sh.groups, gv.C, gv.K, gv.padded_K(lanes));
+}
+
 // The header's stride, pad, dilation and group macros: STRIDE and PAD where
 // one value holds for every axis and side, the per-axis ones otherwise.
 std::string window_defines(const Shape& sh, const std::string& FN) {
@@ -516,7 +570,10 @@ void plan_prefetch(Gen& g, const Config& config) {
 
 }  // namespace
 
-int64_t packed_weight_floats(const Shape& sh, int64_t lanes) { return sh.padded_K(lanes) * sh.C * sh.R * sh.S; }
+int64_t packed_weight_floats(const Shape& sh, int64_t lanes) {
+  if (has_group_loop(sh)) return sh.groups * packed_weight_floats(group_view(sh), lanes);  // a block per group
+  return sh.padded_K(lanes) * sh.C * sh.R * sh.S;
+}
 
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   const Shape& sh = in.shape;
@@ -530,7 +587,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   const bool wino = in.config.wino();
   const int64_t block = in.config.view.block;
   // Wino(2): the loops are one of the 16 or 25 GEMMs, whose input is the transformed tiles (the view's own layout).
-  Gen g{isa, view, wino ? view : sh, in.config.flat(), specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  // Under a g loop the loops below tile one group (config.h g); the layout keeps the real strides.
+  const Shape loops = loop_shape(view);
+  Gen g{isa, loops, wino ? view : sh, in.config.flat(), specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
+  g.groups = dim_size(sh, Dim::g, isa.lanes);
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
@@ -599,19 +659,20 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       " * table:  {}\n"
       " * Layouts (element strides; see microkernels/CONTRACT.md):\n"
       " *   input   [N][H][W][C] = [{}][{}][{}][{}]  NHWC, not padded: padding taps are skipped\n"
-      " *   weights [K][C][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
+      " *   weights [K][{}][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
       " *           into {} floats: {}\n"
       " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
       "{}"
       " */\n",
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
-      threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, sh.K, sh.C, sh.R, sh.S,
+      threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, g.groups > 1 ? "C/G" : "C", sh.K, sh.Cg(), sh.R, sh.S,
       fn, packed,
       wino ? fmt::format("Winograd {5}: [{6}][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
                          " *           then {3} floats of scratch: [{6}][{4}][C] and [{6}][{4}][K], {4} tiles a block{7}",
                          g.kb, g.cu, Kp, packed - wino_weight_floats(sh, isa.lanes), view.H,
                          wino_transform(sh).name, wino_points(sh),
                          threads > 1 ? fmt::format(", once per thread ({})", threads) : std::string())
+           : g.groups > 1 ? group_pack_doc(sh, isa.lanes, g.kb, g.cu)
            : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
@@ -641,8 +702,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
                     emit_wino(isa, sh, block, threads, g.kb, g.cu, in.epilogue, fn,
                               params_with("const float *weights"), fn + "_gemm");
   else
-    out.c_source += emit_pack(sh, Kp, g.kb, g.cu, fn) + "\n" + fmt::format("void {}({})\n{{\n", fn, params) +
-                    g.body + "}\n";
+    out.c_source += (g.groups > 1 ? emit_group_pack(sh, isa.lanes, g.kb, g.cu, fn) : emit_pack(sh, Kp, g.kb, g.cu, fn)) +
+                    "\n" + fmt::format("void {}({})\n{{\n", fn, params) + g.body + "}\n";
   out.header = comment + fmt::format(
       "#ifndef CT_{0}_H\n#define CT_{0}_H\n\n"
       "#define {0}_N {1}\n#define {0}_K {2}\n#define {0}_C {3}\n"
@@ -653,7 +714,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "#ifdef __cplusplus\nextern \"C\" {{\n#endif\n"
       "/* Floats of the packed weight buffer ({0}_PACKED_FLOATS). */\n"
       "extern const unsigned long {13}_packed_floats;\n"
-      "/* Once per set of weights: kcrs [K][C][R][S] into packed ({0}_PACKED_FLOATS floats). */\n"
+      "/* Once per set of weights: kcrs {19} into packed ({0}_PACKED_FLOATS floats). */\n"
       "void {13}_pack(const float *restrict kcrs, float *restrict packed);\n"
       "/* input [N][H][W][C], not padded; weights as packed by {13}_pack; output\n"
       "   [N][HO][WO][K], overwritten. No alignment required; nothing is allocated{18}. */\n"
@@ -663,7 +724,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       "#ifdef __cplusplus\n}}\n#endif\n#endif\n",
       FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, window_defines(sh, FN), 0, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
       to_string(in.epilogue), epilogue_header_doc(in.epilogue), params,
-      wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "");
+      wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "",
+      g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]");
   return out;
 }
 

@@ -111,7 +111,7 @@ Spec tile(Dim d, int64_t f) {
 Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const std::vector<Spec>& outer,
             const std::vector<Spec>& inner, int64_t reuse, bool prefetch) {
   Config c;
-  for (const Spec& ps : parallel_specs(par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space, par)) c.specs.push_back(ps);
   auto add = [&](const std::vector<Spec>& tiles) {
     for (const Spec& t : tiles)
       if (t.factor > 1) c.specs.push_back(t);
@@ -138,7 +138,7 @@ Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const 
 // then w (the pair's rows last); the k tiles of a block; the taps the
 // microkernel leaves; the whole C in the microkernel's reuse loop.
 Config output_stationary(const Space& space, const UkChoice& ch, const ParOption& par, double l2) {
-  const Shape& sh = space.shape;
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
   const double block_bytes = double(ch.uk.k * space.lanes) * double(sh.C) * double(sh.R * sh.S) * kDt;
   const int64_t kin = largest(share(Dim::k), [&](int64_t f) { return double(f) * block_bytes <= l2 * kBeta; });
@@ -160,7 +160,7 @@ Config output_stationary(const Space& space, const UkChoice& ch, const ParOption
 // has the same form. Empty where the block would be the
 // whole C or one k tile's output does not fit L2.
 Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, double l1, double l2) {
-  const Shape& sh = space.shape;
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
   const double nf = double(ch.uk.k * space.lanes);
   const int64_t steps = space.remaining(ch, Dim::c);  // reuse steps of ch.uk.c channels
@@ -183,7 +183,7 @@ Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, d
 // kernels this would pick run below half the peak.
 // The widest such whole-filter choice, or -1.
 int streaming_choice(const Space& space) {
-  const Shape& sh = space.shape;
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   if (sh.C * sh.R * sh.S > 32) return -1;
   int best = -1;
   for (size_t i = 0; i < space.choices.size(); ++i) {
@@ -206,7 +206,7 @@ int streaming_choice(const Space& space) {
 // pair counts its larger part's registers and its mean pixels per call; ties
 // go to the larger c step, then a single microkernel. The choice, or -1.
 int brgemm_choice(const Space& space, int registers) {
-  const Shape& sh = space.shape;
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   if (sh.R != 1 || sh.S != 1) return -1;
   int best = -1;
   std::tuple<double, int, bool> best_key;
@@ -228,7 +228,7 @@ int brgemm_choice(const Space& space, int registers) {
 
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (space.choices.empty()) throw Error("the search space has no microkernel choice");
-  const Shape& sh = space.shape;
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
   const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
   const double l3 = double(opt.l3_bytes > 0 ? opt.l3_bytes : 4 << 20);
@@ -296,14 +296,14 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   nest.push_back(tile(Dim::r, space.remaining(ch, Dim::r)));
   nest.push_back(tile(Dim::s, space.remaining(ch, Dim::s)));
   Config c;
-  for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space, p.par)) c.specs.push_back(ps);
   for (const Spec& t : nest)
     if (t.factor > 1) c.specs.push_back(t);
   if (ch.pair) c.specs.push_back(lseq_spec(ch));  // the pair acts as one microkernel of h_extent rows
   for (const Spec& t : microkernel_specs(ch, p.nc / ch.uk.c)) c.specs.push_back(t);
   c.fence = ch.fence;
   c.view = ch.view;
-  validate_config(c, sh, space.lanes);
+  validate_config(c, space.shape, space.lanes);
   const Config os = output_stationary(space, ch, p.par, l2);
   const Config blocked = c_blocked(space, ch, p.par, l1, l2);
   Config stream;

@@ -13,18 +13,30 @@
 
 namespace convtune {
 
-char dim_char(Dim d) { return "nkchwrs"[static_cast<int>(d)]; }
+char dim_char(Dim d) { return "nkchwrsg"[static_cast<int>(d)]; }
 
 bool dim_from_char(char ch, Dim* d) {
   for (int i = 0; i < kNumDims; ++i)
-    if ("nkchwrs"[i] == ch) {
+    if ("nkchwrsg"[i] == ch) {
       *d = static_cast<Dim>(i);
       return true;
     }
   return false;
 }
 
+bool has_group_loop(const Shape& s) { return s.groups > 1 && !(s.depthwise() && s.Kg() == 1); }
+
+Shape group_view(const Shape& s) {
+  Shape v = s;
+  v.C = s.Cg();
+  v.K = s.Kg();
+  v.groups = 1;
+  return v;
+}
+
 int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
+  if (d == Dim::g) return has_group_loop(s) ? s.groups : 1;
+  if (has_group_loop(s)) return dim_size(group_view(s), d, lanes);
   switch (d) {
     case Dim::n: return s.N;
     case Dim::k: return s.padded_K(lanes);
@@ -33,6 +45,7 @@ int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
     case Dim::w: return s.Wo();
     case Dim::r: return s.R;
     case Dim::s: return s.S;
+    case Dim::g: return 1;
   }
   return 0;
 }
@@ -227,7 +240,7 @@ class Parser {
     peek();
     std::string word = word_at();
     if (word.size() != 1 || !dim_from_char(word[0], &d))
-      fail("expected a dimension (one of n,k,c,h,w,r,s), got " + got());
+      fail("expected a dimension (one of n,k,c,h,w,r,s,g), got " + got());
     ++i_;
     return d;
   }
@@ -415,7 +428,8 @@ int u_rank(Dim d) {  // 000 §4.1 microkernel order [U_s, U_r, U_c, U_w, U_h, U_
     case Dim::w: return 3;
     case Dim::h: return 4;
     case Dim::k: return 5;
-    case Dim::n: return 6;  // n is never unrolled
+    case Dim::n:
+    case Dim::g: return 6;  // n and g are never unrolled
   }
   return 6;
 }
@@ -553,6 +567,31 @@ void check_parallel(const Config& c) {
                        to_string(c.specs[at[0]]), to_string(c.specs[at[1]])));
 }
 
+// g (config.h): a grouped shape's group loops, R, T or P and above every other loop.
+void check_groups(const Config& c, const Shape& shape) {
+  bool inner = false;  // a loop over another dimension came before
+  const Spec* other = nullptr;
+  for (const Spec& s : c.specs) {
+    if (s.dim != Dim::g) {
+      if (!inner) other = &s;
+      inner = true;
+      continue;
+    }
+    if (!has_group_loop(shape))
+      reject(fmt::format("dimension g: {} loops over groups, but the shape {} has {}; drop the g loops", to_string(s),
+                         shape.to_string(),
+                         shape.groups == 1 ? std::string("no groups (groups=1)")
+                                           : "one output per group (depthwise, its channels in the vector lanes)"));
+    if (s.kind != SpecKind::R && s.kind != SpecKind::T && s.kind != SpecKind::P)
+      reject(fmt::format("dimension g: {} is not a group loop; g takes only R(g), T(n,g) and P(n,g), above every "
+                         "other loop",
+                         to_string(s)));
+    if (inner)
+      reject(fmt::format("dimension g: {} comes after {}; the group loops come first, above every other loop",
+                         to_string(s), to_string(*other)));
+  }
+}
+
 // F(r) / F(s): a fence needs taps in the microkernel to stand between.
 void check_fence(const Config& c) {
   if (c.fence == TapFence::none) return;
@@ -664,6 +703,7 @@ Config parse_config(const std::string& text) { return Parser(text).parse(); }
 void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   if (lanes < 1) reject(fmt::format("the vector length is {}; it must be >= 1", lanes));
   check_counts(c);
+  check_groups(c, shape);
   check_microkernel(c);
   check_lseq(c);
   check_parallel(c);

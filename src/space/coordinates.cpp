@@ -15,6 +15,7 @@ namespace convtune {
 namespace {
 
 constexpr int kC = static_cast<int>(Dim::c);
+constexpr int kG = static_cast<int>(Dim::g);
 
 std::vector<int64_t> distinct_primes(int64_t n) {
   std::vector<int64_t> v = prime_factors(n);
@@ -36,7 +37,8 @@ CoordinateView::CoordinateView(const Space& space) : space_(space) {
   if (space.choices.empty()) throw Error("the search space has no microkernel choice");
   for (const UkChoice& ch : space.choices)
     for (int d = 0; d < kNumDims; ++d)
-      nu_[d] = std::max(nu_[d], int(prime_factors(space.remaining(ch, kDims[d])).size()) + (d == kC));
+      // g has no slots: outer_specs fixes the group loops (config.h g).
+      if (d != kG) nu_[d] = std::max(nu_[d], int(prime_factors(space.remaining(ch, kDims[d])).size()) + (d == kC));
   for (int d = 0; d < kNumDims; ++d) {
     offset_[d] = total_slots_;
     total_slots_ += nu_[d];
@@ -73,7 +75,8 @@ int64_t CoordinateView::factor(const Point& p, int id) const {
 
 std::vector<ParamId> CoordinateView::params() const {
   std::vector<ParamId> v;
-  for (Dim d : kDims) v.push_back({Param::factor, d});
+  for (Dim d : kDims)
+    if (d != Dim::g) v.push_back({Param::factor, d});
   v.push_back({Param::order, Dim::n});
   v.push_back({Param::choice, Dim::n});
   v.push_back({Param::lseq, Dim::n});
@@ -91,7 +94,7 @@ Config CoordinateView::to_config(const Point& p) const {
   const UkChoice& ch = space_.choices[size_t(p.choice)];
   Config c;
   c.view = ch.view;
-  for (const Spec& ps : parallel_specs(p.par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space_, p.par)) c.specs.push_back(ps);
   for (size_t i = 0; i <= p.order.size(); ++i) {
     if (ch.pair && int(i) == p.lseq) c.specs.push_back(lseq_spec(ch));
     if (i == p.order.size()) break;
@@ -133,7 +136,9 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   p.prefetch_out = c.prefetch_out;
   p.stream_out = c.stream_out;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
-  if (space_.parallel && ch.view.threads > 1) {  // Wino(2,b,t): the view's threads, no P loop
+  if (has_group_loop(space_.shape)) {  // the group loops and any P: one of the choice's outer_specs
+    if (!match_outer(c, ch, p.par, first)) return std::nullopt;
+  } else if (space_.parallel && ch.view.threads > 1) {  // Wino(2,b,t): the view's threads, no P loop
     p.par = space_.parallel_options(ch).at(0);
   } else if (space_.parallel) {
     if (c.specs[0].kind != SpecKind::P) return std::nullopt;
@@ -203,7 +208,23 @@ std::vector<int> CoordinateView::slots_in_order(const Point& p, Dim d) const {
   return v;
 }
 
+bool CoordinateView::match_outer(const Config& c, const UkChoice& ch, ParOption& par, size_t& first) const {
+  std::vector<ParOption> pars{ParOption{Dim::n, 1}};
+  if (space_.parallel) pars = space_.parallel_options(ch);
+  bool found = false;
+  for (const ParOption& o : pars) {  // the longest prefix: P(2,k) P(2,h) is not P(2,k) and a T(2,h)
+    const std::vector<Spec> v = outer_specs(space_, o);
+    if (v.size() > c.specs.size() || (found && v.size() <= first) || !std::equal(v.begin(), v.end(), c.specs.begin()))
+      continue;
+    found = true;
+    par = o;
+    first = v.size();
+  }
+  return found;
+}
+
 int64_t CoordinateView::target(const Point& p, Dim d) const {
+  if (d == Dim::g) return 1;  // no slots: the group loops are outer_specs'
   const int64_t rem = space_.remaining(space_.choices[size_t(p.choice)], d);
   return rem / p.par.on(d);
 }

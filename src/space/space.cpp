@@ -195,6 +195,7 @@ int64_t Space::remaining(const UkChoice& ch, Dim d) const {
     case Dim::w: return size / ch.uk.w;
     case Dim::r: return size / ch.uk.r;
     case Dim::s: return size / ch.uk.s;
+    case Dim::g: return size;  // the group loops are outside every microkernel
   }
   return 1;
 }
@@ -206,7 +207,11 @@ std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
   if (ch.view.threads > 1) return {ParOption{Dim::n, 1, Dim::n, 1, ch.view.threads}};
   const std::vector<Dim> dims = shape.N > 1 ? std::vector<Dim>{Dim::n, Dim::k, Dim::h, Dim::w}
                                             : std::vector<Dim>{Dim::k, Dim::h, Dim::w};
-  for (Dim d : dims)
+  // A grouped shape's groups split over the threads too, outermost (config.h g),
+  // alone: a P(n,g) pair with a P inside the group would have R(g) between them.
+  std::vector<Dim> singles = dims;
+  if (has_group_loop(shape)) singles.insert(singles.begin(), Dim::g);
+  for (Dim d : singles)
     for (int64_t p : divisors(threads))
       if (p > 1 && remaining(ch, d) % p == 0) v.push_back({d, p});
   // Nested pairs (a collapse(2) loop): only a composite thread count has them.
@@ -219,7 +224,7 @@ std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
   // Uneven splits (config.h P(n,d,t)) only where no even one uses every
   // thread: at the same thread count an even split is never slower.
   if (std::none_of(v.begin(), v.end(), [&](const ParOption& o) { return o.threads() == threads; }))
-    for (Dim d : dims) {
+    for (Dim d : singles) {
       const int64_t m = remaining(ch, d);
       if (m > threads && m % threads != 0) v.push_back({d, m, Dim::n, 1, threads});
     }
@@ -231,6 +236,17 @@ std::vector<Spec> parallel_specs(const ParOption& o) {
   if (o.count > 1) v.push_back(make_spec(SpecKind::P, o.dim, o.count));
   if (o.count > 1 && o.threads1 > 0) v.back().threads = o.threads1;
   if (o.count2 > 1) v.push_back(make_spec(SpecKind::P, o.dim2, o.count2));
+  return v;
+}
+
+std::vector<Spec> outer_specs(const Space& space, const ParOption& o) {
+  if (!has_group_loop(space.shape)) return parallel_specs(o);
+  // config.h g: the group loops first; a P over g, then R(g) for the groups each iteration leaves.
+  std::vector<Spec> v;
+  if (o.dim == Dim::g && o.count > 1) v = parallel_specs(o);
+  if (space.shape.groups / o.on(Dim::g) > 1) v.push_back(make_spec(SpecKind::R, Dim::g));
+  if (o.dim != Dim::g)
+    for (const Spec& s : parallel_specs(o)) v.push_back(s);
   return v;
 }
 
@@ -246,6 +262,7 @@ double Space::size() const {
         for (int i = 0; i < kNumDims; ++i) rem[i] = remaining(ch, kDims[i]);
         rem[static_cast<int>(Dim::c)] /= reuse;
         for (int i = 0; i < kNumDims; ++i) rem[i] /= par.on(kDims[i]);
+        rem[static_cast<int>(Dim::g)] = 1;  // outer_specs fixes the group loops
         auto [n, len] = counter.count(rem);
         // Each with and without Pf(w) where it has a T on k or c above the
         // reuse loop (config.h prefetch_loop): always, unless both are covered.
@@ -308,7 +325,7 @@ static UkChoice pair_choice(const UkRecord& m1, const UkRecord& m2, int64_t a, i
 // 000 §4.2: every selected microkernel that divides `shape`, then the pairs
 // of one class along h, as choices over the shape `view` tiles.
 static void add_choices(Space& sp, const ClassTable& table, const View& view) {
-  const Shape shape = view_shape(view, sp.shape);
+  const Shape shape = loop_shape(view_shape(view, sp.shape));
   const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
     if (!r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
@@ -438,15 +455,19 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
   if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
   validate_shape(shape);
-  if (shape.groups != 1)
-    throw Error(fmt::format("shape {}: grouped and depthwise convolutions (groups={}) have no kernels in this "
-                            "build; tune the dense layers only",
+  // Grouped shapes tile one group under the g loop (config.h); depthwise with
+  // one output per group wants channels in the vector lanes, which needs its
+  // own microkernel family.
+  if (shape.groups != 1 && !has_group_loop(shape))
+    throw Error(fmt::format("shape {}: depthwise convolutions with one output per group (groups={}) have no "
+                            "kernels in this build; tune the other layers",
                             shape.to_string(), shape.groups));
   Space sp;
   sp.shape = shape;
   sp.lanes = lanes;
   sp.threads = threads;
   const int64_t Ho = shape.Ho();
+  const Shape dense = loop_shape(shape);  // one group's problem: what the microkernels divide
   add_choices(sp, table, View{});
   // config.h Flat(hw): the same microkernels over the Ho*Wo pixels as one
   // column. Whether its streams beat the rows' is a matter of the whole
@@ -474,7 +495,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
   for (const UkRecord& r : table.microkernels)
-    if (r.status == Status::ok && divides(r.sizes, r.sizes.h, shape, lanes) &&
+    if (r.status == Status::ok && divides(r.sizes, r.sizes.h, dense, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
   if (!best) {
@@ -482,7 +503,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
     // bound): the best pair of one class among all that ran, selected or not.
     std::map<std::tuple<int, int, int, int, int>, std::vector<const UkRecord*>> classes;
     for (const UkRecord& r : table.microkernels)
-      if (r.status == Status::ok && divides(r.sizes, 1, shape, lanes))
+      if (r.status == Status::ok && divides(r.sizes, 1, dense, lanes))
         classes[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(&r);
     UkChoice pick;
     double pick_gflops = 0;
@@ -496,7 +517,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true, pair_fence(*m1, *m2), View{}};
           pick_gflops = g;
         }
-    if (pick_gflops <= 0) throw no_microkernel_error(shape, table, lanes);
+    if (pick_gflops <= 0) throw no_microkernel_error(dense, table, lanes);
     sp.choices.push_back(pick);
     sp.note = fmt::format(
         "no selected microkernel or pair divides this shape; using the best pair of non-selected ones that "
@@ -577,6 +598,7 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
       for (int i = 0; i < kNumDims; ++i) rem[i] /= par->on(kDims[i]);
     }
   }
+  rem[static_cast<int>(Dim::g)] = 1;  // outer_specs places the group loops
 
   // 000 §6.1: (dimension, factor) pairs uniformly among those that still divide, outwards.
   std::vector<Spec> outer;  // innermost first while building
@@ -595,8 +617,8 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
 
   // 000 §4.2: the Lseq at any of the outer.size() + 1 slots above the reuse loop.
   if (ch.pair) outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), lseq_spec(ch));
-  if (par) {  // outermost, above any Lseq
-    const std::vector<Spec> ps = parallel_specs(*par);
+  if (par || has_group_loop(space.shape)) {  // outermost, above any Lseq
+    const std::vector<Spec> ps = outer_specs(space, par ? *par : ParOption{Dim::n, 1});
     outer.insert(outer.begin(), ps.begin(), ps.end());
   }
   Config c;
@@ -648,7 +670,8 @@ std::optional<UkPart> uk_part(const Config& c) {
       case Dim::h: p.u.h = f; break;
       case Dim::r: p.u.r = f; break;
       case Dim::s: p.u.s = f; break;
-      case Dim::n: return std::nullopt;
+      case Dim::n:
+      case Dim::g: return std::nullopt;
     }
   }
   return p;
@@ -698,7 +721,7 @@ int add_capped_pair(Space& space, const ClassTable& table, const Config& c) {
     s.h = 1;
     return s == p->u && std::count(cls.h.begin(), cls.h.end(), int(h1)) && std::count(cls.h.begin(), cls.h.end(), int(h2));
   });
-  if (!one_class || !divides(u1, a * h1 + b * h2, view_shape(c.view, space.shape), space.lanes)) return -1;
+  if (!one_class || !divides(u1, a * h1 + b * h2, loop_shape(view_shape(c.view, space.shape)), space.lanes)) return -1;
   const UkChoice ch = pair_choice(*m1, *m2, a, b, c.view);
   if (space.parallel && space.parallel_options(ch).empty()) return -1;
   space.choices.push_back(ch);

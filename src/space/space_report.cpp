@@ -24,7 +24,7 @@ std::string text_of(const ParOption& o) {
 // (OpenMP static chunks), so 17 rows on 16 threads is 2 rows, not 17/16.
 int64_t busiest_tiles(const Space& sp, const UkChoice& ch, const ParOption& o) {
   int64_t tiles = 1;
-  for (Dim d : {Dim::n, Dim::k, Dim::h, Dim::w}) {
+  for (Dim d : {Dim::g, Dim::n, Dim::k, Dim::h, Dim::w}) {  // g: 1 without groups
     const int64_t m = sp.remaining(ch, d);
     if (o.threads1 > 0 && o.dim == d)
       tiles *= (o.count + o.threads1 - 1) / o.threads1 * (m / o.count);

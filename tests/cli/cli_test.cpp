@@ -130,5 +130,17 @@ TEST(CliProfile, QuickProfileWritesTheTable) {
   EXPECT_EQ(r.out.find("BLIS-like (k,c,w,h,r,s)=(2,1,12,1,1,1)") != std::string::npos, t["isa"] == "avx512") << r.out;
 }
 
+// A grouped shape (config.h g) tunes end to end: every candidate is one
+// group's loop nest under R(g), and the winner is verified at every output element.
+TEST(Cli, GroupedShapeTunesToAVerifiedKernel) {
+  if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2";
+  test::TempDir td;
+  auto r = run_cli("tune --arch avx2 --shape K=64,C=64,H=14,R=3,groups=16 --trials 2 --top 0 --threads 1 "
+                   "--min-repeat-ms 1 --repeat 1 --no-onednn -q --out " + td.file("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nconfig: [R(g), "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverified: at every output element"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace convtune::cli_test

@@ -455,6 +455,31 @@ TEST_P(Strategies, ResumeAndFailures) {
 
 INSTANTIATE_TEST_SUITE_P(All, Strategies, ::testing::Values("droplet", "opevo", "hillclimb", "random-hillclimb"));
 
+// A grouped shape (config.h g): every strategy proposes only valid
+// configurations with the group loops outermost, on one and two threads
+// (P(2,g) among the options), each at most once, and csa's plans too.
+TEST(Strategies, GroupedShapesKeepTheGroupLoopsOutermost) {
+  const Shape sh = parse_shape("K=64,C=32,H=10,W=4,R=1,groups=4");  // Kg = 16, Cg = 8
+  for (int threads : {1, 2}) {
+    const Space sp = build_space(sh, small_table(), 16, threads);
+    std::vector<std::string> names = strategy_names();
+    for (const std::string& name : names) {
+      auto s = make_strategy(name, sp, 5);
+      std::set<std::string> seen;
+      for (int batch = 0; batch < 6; ++batch)
+        for (const Config& c : s->propose(4)) {
+          ASSERT_NO_THROW(validate_config(c, sh, 16)) << name << ": " << to_string(c);
+          EXPECT_EQ(c.specs[0].dim, Dim::g) << name << ": " << to_string(c);
+          EXPECT_TRUE(seen.insert(to_string(c)).second) << name << " proposed twice: " << to_string(c);
+          Observation o{true, 1.0 + double(seen.size() % 7), {}};
+          for (int i = 0; i < 3; ++i) o.samples.push_back(1e-3 / o.gflops * (1 + 0.01 * i));
+          s->observe(c, o);
+        }
+      EXPECT_GE(seen.size(), name == "csa" ? 1u : 4u) << name;  // csa proposes its few plans
+    }
+  }
+}
+
 TEST(Strategies, NamesAndOptions) {
   std::vector<std::string> names = strategy_names();
   for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa", "random-hillclimb"})

@@ -33,7 +33,7 @@ std::string check(const std::string& text, const std::string& layer = "yolo9000-
 }
 
 TEST(Dim, CharsAndSizes) {
-  const std::string chars = "nkchwrs";
+  const std::string chars = "nkchwrsg";
   for (int i = 0; i < kNumDims; ++i) {
     Dim d = static_cast<Dim>(i);
     EXPECT_EQ(dim_char(d), chars[i]);
@@ -202,9 +202,9 @@ TEST(Config, ParseErrors) {
             "config: at column 4: expected a number, got '" + std::string(40, 'z') + "...'");
   EXPECT_EQ(parse_error("[T(16 k)]"), "config: at column 7: expected ',' after the count, got 'k'");
   EXPECT_EQ(parse_error("[T(16,q)]"),
-            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s), got 'q'");
+            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'q'");
   EXPECT_EQ(parse_error("[T(16,kk)]"),
-            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s), got 'kk'");
+            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'kk'");
   EXPECT_EQ(parse_error("[U(b,h)]"), "config: at column 4: expected a number or 'a', got 'b'");
   EXPECT_EQ(parse_error("[U(ab,h)]"), "config: at column 4: expected a number or 'a', got 'ab'");
   EXPECT_EQ(parse_error("[V(k]"), "config: at column 5: expected ')' to close the specifier, got ']'");
@@ -582,6 +582,80 @@ TEST(Validate, Divisibility) {
             "config: dimension k: tile factors multiply to at least 2^63 (including 16 lanes) "
             "but the problem size is 512; every dimension must be covered exactly (000 §3.3 "
             "divisibility)");
+}
+
+// config.h g: the group loop of a grouped shape, R/T/P only, outermost; the
+// loops below cover one group (padded Kg, Cg).
+const char* const kGrouped = "K=64,C=64,H=14,R=3,groups=16";  // Kg = Cg = 4
+const char* const kGroupedConfig =
+    "[P(2,g), R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]";
+
+std::string check_on(const std::string& text, const std::string& shape, int64_t lanes = 8) {
+  const Config c = parse_config(text);
+  return error_of([&] { validate_config(c, parse_shape(shape), lanes); });
+}
+
+TEST(Groups, SizesAndView) {
+  const Shape s = parse_shape(kGrouped);
+  EXPECT_TRUE(has_group_loop(s));
+  EXPECT_EQ(dim_size(s, Dim::g, 8), 16);
+  EXPECT_EQ(dim_size(s, Dim::k, 8), 8);  // Kg = 4 padded to the lanes
+  EXPECT_EQ(dim_size(s, Dim::c, 8), 4);
+  EXPECT_EQ(dim_size(s, Dim::h, 8), 14);
+  const Shape v = group_view(s);
+  EXPECT_EQ(v.K, 4);
+  EXPECT_EQ(v.C, 4);
+  EXPECT_EQ(v.groups, 1);
+  EXPECT_EQ(loop_shape(zoo_layer("resnet18-1")).to_string(), zoo_layer("resnet18-1").to_string());
+  EXPECT_EQ(dim_size(zoo_layer("resnet18-1"), Dim::g, 16), 1);
+  // A depthwise multiplier (Kg = 2) is grouped; depthwise with Kg = 1 has no g loop.
+  EXPECT_TRUE(has_group_loop(parse_shape("K=16,C=8,H=6,R=3,groups=8")));
+  const Shape dw = parse_shape("K=8,C=8,H=6,R=3,groups=8");
+  EXPECT_FALSE(has_group_loop(dw));
+  EXPECT_EQ(dim_size(dw, Dim::g, 8), 1);
+}
+
+TEST(Groups, ParsePrintValidate) {
+  const Config c = parse_config(kGroupedConfig);
+  ASSERT_EQ(c.specs.size(), 10u);
+  EXPECT_EQ(c.specs[0].kind, SpecKind::P);
+  EXPECT_EQ(c.specs[0].dim, Dim::g);
+  EXPECT_EQ(c.specs[1].kind, SpecKind::R);
+  EXPECT_EQ(c.specs[1].dim, Dim::g);
+  EXPECT_EQ(to_string(c), kGroupedConfig);
+  EXPECT_EQ(check_on(kGroupedConfig, kGrouped), "no error");
+  EXPECT_EQ(config_threads(c), 2);
+  EXPECT_EQ(check_on("[T(16,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped), "no error");
+  EXPECT_EQ(check_on("[P(16,g,2), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped), "no error");
+}
+
+TEST(Groups, Errors) {
+  const std::string dense = "K=64,C=64,H=14,R=3";
+  EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(64,c), U(7,w), U(2,h), U(8,k), V(k)]", dense),
+            "config: dimension g: R(g) loops over groups, but the shape " + parse_shape(dense).to_string() +
+                " has no groups (groups=1); drop the g loops");
+  const std::string dw = "K=8,C=8,H=14,R=3,groups=8";
+  EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(1,c), U(7,w), U(2,h), V(k)]", dw),
+            "config: dimension g: R(g) loops over groups, but the shape " + parse_shape(dw).to_string() +
+                " has one output per group (depthwise, its channels in the vector lanes); drop the g loops");
+  EXPECT_EQ(check_on("[T(7,h), R(g), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension g: R(g) comes after T(7,h); the group loops come first, above every other loop");
+  EXPECT_EQ(check_on("[P(2,h), P(2,g), T(7,h), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension g: P(2,g) comes after P(2,h); the group loops come first, above every other loop");
+  EXPECT_EQ(check_on("[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(2,g), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension g: U(2,g) is not a group loop; g takes only R(g), T(n,g) and P(n,g), above every "
+            "other loop");
+  EXPECT_EQ(check_on("[T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension g: no specifier covers it but the problem size is 16; add T(16,g) or R(g) (000 "
+            "§3.3 divisibility)");
+  EXPECT_EQ(check_on("[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension g: tile factors multiply to 8 but the problem size is 16; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  // The dense C is not a group's: c covers Cg = 4.
+  EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(64,c), U(7,w), U(2,h), V(k)]", kGrouped),
+            "config: dimension c: tile factors multiply to 64 but the problem size is 4; every dimension must be "
+            "covered exactly (000 §3.3 divisibility)");
+  EXPECT_EQ(parse_error("[R(x)]"), "config: at column 4: expected a dimension (one of n,k,c,h,w,r,s,g), got 'x'");
 }
 
 }  // namespace

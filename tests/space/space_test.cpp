@@ -780,5 +780,57 @@ TEST(Space, DeterministicChoiceOrder) {
   EXPECT_EQ(a.size(), b.size());
 }
 
+// config.h g: a grouped shape's space tiles one group (Kg, Cg) under R(g),
+// with P(t,g) among the options on more threads; every sample and every
+// coordinate point is a valid configuration with its group loops outermost.
+TEST(Space, GroupedShapesTileOneGroupUnderTheGroupLoop) {
+  const Shape sh = parse_shape("K=64,C=64,H=14,R=3,groups=16");  // Kg = Cg = 4: one vector of 8 lanes
+  const ClassTable table = table_of({uk_record(uk(1, 1, 7, 2), 90), uk_record(uk(1, 2, 2, 7), 88),
+                                     uk_record(uk(2, 1, 7, 2), 95), uk_record(uk(1, 1, 1, 14, 3, 3), 85)});
+  for (int threads : {1, 2}) {
+    const Space sp = build_space(sh, table, 8, threads);
+    ASSERT_FALSE(sp.choices.empty());
+    for (const UkChoice& ch : sp.choices) {
+      EXPECT_EQ(ch.uk.k, 1) << ch.text();  // k2 would need Kg padded to 16
+      EXPECT_EQ(sp.remaining(ch, Dim::g), 16);
+      EXPECT_EQ(4 % ch.uk.c, 0);
+    }
+    EXPECT_GT(sp.size(), 0);
+    if (threads == 2) {
+      const std::vector<ParOption> pars = sp.parallel_options(sp.choices[0]);
+      ASSERT_FALSE(pars.empty());
+      EXPECT_EQ(pars[0].dim, Dim::g);
+      EXPECT_EQ(pars[0].count, 2);
+      Config c;
+      c.specs = outer_specs(sp, pars[0]);
+      EXPECT_EQ(to_string(c), "[P(2,g), R(g)]");
+    }
+    std::mt19937_64 rng(7);
+    const CoordinateView view(sp);
+    std::set<std::string> firsts;
+    for (int i = 0; i < 40; ++i) {
+      const Config c = sample_config(sp, rng);
+      EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+      firsts.insert(to_string(c.specs[0]));
+      const std::optional<Point> p = view.from_config(c);
+      ASSERT_TRUE(p.has_value()) << to_string(c);
+      EXPECT_EQ(to_string(view.to_config(*p)), to_string(c));
+      for (const Neighbor& n : view.neighbors(*p, rng))
+        EXPECT_NO_THROW(validate_config(view.to_config(n.point), sh, 8)) << to_string(view.to_config(n.point));
+    }
+    if (threads == 1) EXPECT_EQ(firsts, std::set<std::string>{"R(g)"});
+    else EXPECT_TRUE(firsts.count("P(2,g)")) << "P over the groups is one of the options";
+  }
+}
+
+// Until depthwise with one output per group has its own kernels, its shapes are refused, with the reason.
+TEST(Space, DepthwiseWithOneOutputPerGroupIsRefused) {
+  const Shape sh = parse_shape("K=32,C=32,H=14,R=3,groups=32");
+  EXPECT_EQ(error_of([&] { build_space(sh, table_of({uk_record(uk(1, 1, 7, 2), 90)}), 8); }),
+            "shape " + sh.to_string() +
+                ": depthwise convolutions with one output per group (groups=32) have no kernels in this build; tune "
+                "the other layers");
+}
+
 }  // namespace
 }  // namespace convtune::space_test

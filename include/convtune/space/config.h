@@ -102,6 +102,18 @@
 // them. Where b does not divide the tiles the last block is short: its GEMMs
 // still run b rows, and the rows past the last tile are dropped.
 //
+// g (beyond 000): the group loop of a grouped convolution (has_group_loop:
+// groups > 1, not depthwise with Kg = 1). Only R(g), T(n,g) and P(n,g[,t])
+// name it, above every other loop; the loops below tile one group's dense
+// problem (group_view: K = Kg padded to the lanes, C = Cg), and each
+// iteration moves the input by Cg channels, the output by Kg and the
+// weights by one group's packed block (codegen/conv.cpp), as oneDNN's
+// grouped convolutions loop over g outside the per-group kernel
+// (jit_avx512_common_conv_kernel's g loop in its driver). With groups = 1
+// no configuration names g.
+//   [P(2,g), R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]
+//   (K=64,C=64,H=14,R=3,groups=16 on 8 lanes: Kg = Cg = 4, the K tail masked)
+//
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
 #include <array>
@@ -115,14 +127,28 @@
 
 namespace convtune {
 
-/// Loop dimensions of a convolution. h and w are *output* rows and columns.
-enum class Dim { n, k, c, h, w, r, s };
-constexpr int kNumDims = 7;
+/// Loop dimensions of a convolution. h and w are *output* rows and columns;
+/// g is the group loop of a grouped convolution (appended, so the others keep
+/// their indices).
+enum class Dim { n, k, c, h, w, r, s, g };
+constexpr int kNumDims = 8;
 /// Every dimension, in enum order (kDims[i] is Dim(i)).
-inline constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s};
-char dim_char(Dim d);                 // 'n','k','c','h','w','r','s'
+inline constexpr Dim kDims[kNumDims] = {Dim::n, Dim::k, Dim::c, Dim::h, Dim::w, Dim::r, Dim::s, Dim::g};
+char dim_char(Dim d);                 // 'n','k','c','h','w','r','s','g'
 bool dim_from_char(char ch, Dim* d);  // false if ch is not a dimension
-/// The problem size of a dimension (k uses the padded K).
+/// Whether a configuration of the shape has a group loop g: groups > 1, but
+/// not depthwise with one output per group (that family tiles every channel
+/// in the vector lanes, without g).
+bool has_group_loop(const Shape& s);
+/// One group's dense problem, what the loops below g tile: C = Cg, K = Kg,
+/// groups 1; everything else unchanged.
+Shape group_view(const Shape& s);
+/// The shape the loops below any g loop tile: group_view(s) under a group
+/// loop, else s.
+inline Shape loop_shape(const Shape& s) { return has_group_loop(s) ? group_view(s) : s; }
+/// The problem size of a dimension (k uses the padded K). Under a group loop
+/// k and c are one group's (padded Kg, Cg) and g is the group count; without
+/// one g is 1.
 int64_t dim_size(const Shape& s, Dim d, int64_t lanes);
 
 enum class SpecKind { R, T, U, V, Lseq, P };
@@ -235,6 +261,8 @@ int prefetch_loop(const Config& c);
 ///    (times lanes for k; times a1*v1+a2*v2 instead of U(a,h) for h) equals
 ///    the problem size, or divides it when the dimension has an R;
 ///  - all counts >= 1;
+///  - g only on a shape with has_group_loop, only in R, T and P, and every
+///    g loop above every other loop;
 ///  - F(r) only with U(n,r), n >= 2, in the microkernel; F(s) only with more
 ///    than one tap in it;
 ///  - Pf(w) only with a prefetch_loop;

@@ -18,6 +18,8 @@
 //   - Pf(w), on or off (config.h), printed where the configuration has a loop
 //     for it (prefetch_loop);
 //   - Pf(o), on or off (config.h), printed wherever it is on.
+// On a grouped shape the group loops come first, fixed by the P option
+// (space.h outer_specs): g has no factorization parameter.
 // Every point prints as a valid configuration; every step keeps the
 // products right, so no invalid point is ever built. Several points may
 // print the same configuration (empty slots); strategies key on the text.
@@ -79,7 +81,7 @@ class CoordinateView {
   /// A point of 000 §6.1's sampler.
   Point random_point(std::mt19937_64& rng) const;
 
-  /// The parameters: 7 factorizations, the order, the choice, the Lseq, the
+  /// The parameters: 7 factorizations (every dimension but g), the order, the choice, the Lseq, the
   /// fence when some choice allows one, the P option when the space has one,
   /// Pf(w), Pf(o) and Nt(o).
   std::vector<ParamId> params() const;
@@ -135,6 +137,8 @@ class CoordinateView {
   std::vector<int> slots_in_order(const Point& p, Dim d) const;  // d's slots, outermost first; c: reuse last
   void fit(Point& p, Dim d) const;  // repairs d's factors to p.choice and p.par
   int64_t target(const Point& p, Dim d) const;  // what d's factors multiply to
+  // The choice's option whose outer_specs begin c (the longest): its option and their count.
+  bool match_outer(const Config& c, const UkChoice& ch, ParOption& par, size_t& first) const;
   int lseq_step(const Point& p, int dir) const;  // -1 when none
   std::vector<int> nearest_in_other_classes(int c) const;
   std::vector<TapFence> other_fences(const Point& p) const;  // the fences p's microkernel takes, but p's

@@ -66,6 +66,8 @@ struct Space {
   /// no option are left out (they would run on one core); when none has one,
   /// the space has no P and says so in `note`. A Wino(2,b,N) choice has no
   /// P: its one option is N threads over its blocks (count 1, threads1 N).
+  /// On a grouped shape (config.h g) d may also be g, and R(g) stands above
+  /// any P within a group (outer_specs).
   int threads = 1;
   std::vector<UkChoice> choices;
   /// Empty, or one line saying that the fallback microkernel was used and
@@ -78,7 +80,7 @@ struct Space {
   int64_t remaining(const UkChoice& ch, Dim d) const;
   /// Number of distinct configurations (exact, as a double: it can be huge).
   double size() const;
-  /// The P options of a choice: single P(p,d), d in n, k, h, w order with
+  /// The P options of a choice: single P(p,d), d in g (a grouped shape), n, k, h, w order with
   /// ascending p, then nested pairs P(p1,d1) P(p2,d2) (d1 before d2 in that
   /// order, p1, p2 > 1). Every p, and p1*p2, divides threads and the tiles left
   /// along its dimension. Empty with threads 1 (or when the space has no P).
@@ -141,6 +143,11 @@ Config sample_config(const Space& space, std::mt19937_64& rng);
 
 /// The P specifiers of an option, outermost first (one, or two adjacent).
 std::vector<Spec> parallel_specs(const ParOption& o);
+/// What a configuration of the space has above its tiles: parallel_specs(o),
+/// and on a grouped shape (has_group_loop) the group loops first (config.h
+/// g): P(t,g) when o splits g, R(g) for the groups left, then o's P within a
+/// group: [R(g), P(2,k)], [P(2,g), R(g)], [P(32,g,2)].
+std::vector<Spec> outer_specs(const Space& space, const ParOption& o);
 
 /// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
 int choice_of(const Space& space, const Config& c);
