@@ -97,14 +97,20 @@ std::vector<Config> lifted_configs(const Config& source, const Space& space, siz
   }
   const int ci = choice_of(space, serial);
   if (ci < 0) return out;
+  // The group loops (config.h g) are outer_specs' to write, with the P: drop the source's.
+  serial.specs.erase(std::remove_if(serial.specs.begin(), serial.specs.end(),
+                                    [](const Spec& s) { return s.dim == Dim::g; }),
+                     serial.specs.end());
   std::vector<ParOption> pars = space.parallel_options(space.choices[size_t(ci)]);
   int64_t top = 0;
   for (const ParOption& o : pars) top = std::max(top, o.threads());
   for (const ParOption& o : pars) {
     if (o.threads() != top || out.size() >= most) continue;
     Config c = serial;
-    if (!take_out(c.specs, o.dim, o.count) || (o.count2 > 1 && !take_out(c.specs, o.dim2, o.count2))) continue;
-    const std::vector<Spec> ps = parallel_specs(o);
+    if ((o.dim != Dim::g && !take_out(c.specs, o.dim, o.count)) ||
+        (o.count2 > 1 && o.dim2 != Dim::g && !take_out(c.specs, o.dim2, o.count2)))
+      continue;
+    const std::vector<Spec> ps = outer_specs(space, o);
     c.specs.insert(c.specs.begin(), ps.begin(), ps.end());
     if (in_space(c, space)) out.push_back(c);
   }

@@ -41,6 +41,26 @@ TEST(WarmStart, OneThreadBestLiftedToEveryTwoThreadSplit) {
   EXPECT_EQ(lifted_configs(kSerial, two, 1).size(), 1u);  // at most `most` forms
 }
 
+// On a grouped shape the group loops are rewritten with the P (space.h
+// outer_specs): a 1-thread [R(g), ...] lifts to P over g and to R(g) above a P
+// within the group, every form in the 2-thread space.
+TEST(WarmStart, GroupedBestLiftedWithItsGroupLoops) {
+  const Shape grouped = parse_shape("K=64,C=16,H=8,R=1,groups=4");  // 16 outputs, 4 inputs per group
+  const Config serial = parse_config("[R(g), T(8,h), T(8,w), T(4,c), V(k)]");
+  ASSERT_NO_THROW(validate_config(serial, grouped, 16));
+  const Space two = build_space(grouped, one_microkernel_table(), 16, 2);
+  const std::vector<Config> got = lifted_configs(serial, two);
+  ASSERT_FALSE(got.empty());
+  bool over_g = false;
+  for (const Config& c : got) {
+    EXPECT_NO_THROW(validate_config(c, grouped, 16)) << to_string(c);
+    EXPECT_EQ(config_threads(c), 2) << to_string(c);
+    EXPECT_EQ(c.specs[0].dim == Dim::g || c.specs[0].kind == SpecKind::R, true) << to_string(c);
+    over_g = over_g || to_string(c).rfind("[P(2,g), R(g), T(8,h)", 0) == 0;
+  }
+  EXPECT_TRUE(over_g) << texts(got).front();
+}
+
 // A loop left at 1 goes; a P of the source goes back to its sequential loop;
 // a thread count only two nested loops reach takes a count from each.
 TEST(WarmStart, LoopsAtOneGoAndParallelSourcesAreSerialised) {
