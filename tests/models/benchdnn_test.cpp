@@ -199,7 +199,7 @@ TEST(BenchdnnCorpus, EveryEntryParsesAndEveryShapeBuildsASpace) {
         const Space sp = build_space(e.shape, table, lanes);
         EXPECT_FALSE(sp.choices.empty()) << file << ":" << e.line;
         ++f.spaces;
-        f.unprofiled += sp.note.find("unprofiled") != std::string::npos;
+        f.unprofiled += sp.note.find("profiled") != std::string::npos;  // "unprofiled", "has not profiled"
       } catch (const Error& err) {
         ADD_FAILURE() << file << ":" << e.line << " " << e.shape.to_string() << ": " << err.what();
       }
@@ -264,6 +264,9 @@ TEST(BenchdnnCli, LayersListsAShapeListOrSaysWhyNot) {
                        ":4: benchdnn descriptor 'ic16oc16_ih10kx3': unrecognized entry at 'kx3'; entries are g, mb, "
                        "ic, id, ih, iw, oc, od, oh, ow, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, then n and a "
                        "name\n");
+  r = run_cli("layers --benchdnn " + td.file("bad") + " --shape K=16,C=8,H=8,R=3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "convtune: error: --shape excludes --benchdnn; see 'convtune --help'\n");
   r = run_cli("layers --benchdnn " + td.file("missing"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "convtune: error: --benchdnn: cannot read '" + td.file("missing") +
