@@ -15,6 +15,8 @@ ct_optional_dependency(
   SOURCES src/models/onnx_model.cpp src/models/onnx_report.cpp
   MISSING src/models/onnx_model_missing.cpp src/models/onnx_report.cpp
   LIBS onnx onnx_proto protobuf::libprotobuf)
+# benchdnn's shape lists (--benchdnn) are text: always built.
+list(APPEND CT_MODEL_SOURCES src/models/benchdnn.cpp)
 
 function(ct_use_models target)
   ct_use_optional(${target} MODELS)

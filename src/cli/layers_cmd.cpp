@@ -8,6 +8,7 @@
 #include "jobs.h"
 #include "shape_args.h"
 #include "convtune/core/shape.h"
+#include "convtune/models/benchdnn.h"
 #include "convtune/models/onnx_model.h"
 #include "convtune/tune/tune.h"
 
@@ -16,11 +17,19 @@ namespace convtune::cli {
 Runner setup_layers(CLI::App* sub) {
   auto which = std::make_shared<ShapeArgs>();
   auto list = std::make_shared<bool>(false);
+  auto benchdnn = std::make_shared<std::string>();
   add_shape_options(sub, *which, "yolo9000-12");
   sub->add_flag("--list", *list,
                 "one job per line for a Slurm array or GNU parallel: layer id TAB shape, nothing else; "
                 "'tune ... --job-index I' runs line I+1");
-  return [sub, which, list] {
+  sub->add_option("--benchdnn", *benchdnn,
+                  "a oneDNN benchdnn conv shape list: each descriptor as a convtune shape at batch 1, or why not")
+      ->excludes("--list", "--layer", "--network", "--shape", "--onnx");
+  return [sub, which, list, benchdnn] {
+    if (!benchdnn->empty()) {
+      std::fputs(benchdnn_report(read_benchdnn(*benchdnn)).c_str(), stdout);
+      return 0;
+    }
     // Any selection option given (whichever shape_args offers): that
     // selection; none: the whole zoo.
     size_t given = 0;

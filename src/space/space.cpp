@@ -118,62 +118,133 @@ class SequenceCounter {
   std::vector<std::vector<double>> pascal_{{1.0}};
 };
 
-// Why nothing in the table divides the shape, and what would help: profiling
-// only when some microkernel the ISA admits does divide it; otherwise which
-// dimensions leave too few accumulators (000 §4.1: w*h*k within the ISA's range).
-Error no_microkernel_error(const Shape& shape, const ClassTable& table, int64_t lanes) {
-  const std::string sizes =
-      fmt::format("k divides padded K/lanes={}/{}={}, c divides C={}, w divides Wo={}, h divides "
-                  "Ho={}, r divides R={}, s divides S={}",
-                  shape.padded_K(lanes), lanes, shape.padded_K(lanes) / lanes, shape.C, shape.Wo(),
-                  shape.Ho(), shape.R, shape.S);
-  Isa isa;
-  try {
-    isa = load_isa(table.isa);
-  } catch (const Error&) {  // a table of an ISA this build does not know: say what is known
-    return Error(fmt::format("no microkernel in the class table divides this shape (it needs {}); "
-                             "profile more microkernels (convtune profile) or use a table that "
-                             "covers these sizes",
-                             sizes));
-  }
-  const UkSizes* fit = nullptr;
-  const std::vector<UkSizes> admitted = enumerate_ukernels(isa);
-  for (const UkSizes& u : admitted)
-    if (divides(u, u.h, shape, lanes) && (!fit || u.out_regs() > fit->out_regs())) fit = &u;
-  if (fit)
-    return Error(fmt::format(
-        "no microkernel in the class table divides this shape (it needs {}), but {} does; "
-        "profile it (convtune profile, without --quick) or use a table that has it",
-        sizes, ukernel_name(*fit, isa.name)));
-  // Nothing the ISA admits fits: the usual cause is too few accumulators.
-  const IsaSpace& sp = isa.space;
-  auto largest = [&](int64_t extent) {
-    int64_t best = 1;
-    for (int64_t d = 1; d <= sp.max_unroll; ++d)
-      if (extent % d == 0) best = d;
-    return best;
+// What a microkernel must divide, for the messages below.
+std::string needed_sizes(const Shape& shape, int64_t lanes) {
+  return fmt::format("k divides padded K/lanes={}/{}={}, c divides C={}, w divides Wo={}, h divides Ho={}, r divides "
+                     "R={}, s divides S={}",
+                     shape.padded_K(lanes), lanes, shape.padded_K(lanes) / lanes, shape.C, shape.Wo(), shape.Ho(),
+                     shape.R, shape.S);
+}
+
+// A table of an ISA this build does not know: nothing but the table to go by.
+Error no_microkernel_error(const Shape& shape, int64_t lanes) {
+  return Error(fmt::format("no microkernel in the class table divides this shape (it needs {}); profile more "
+                           "microkernels (convtune profile) or use a table that covers these sizes",
+                           needed_sizes(shape, lanes)));
+}
+
+// The relaxed microkernels of unprofiled_choice: c = r = s = 1 (channels and
+// taps in the loops above), k | K/lanes, w | Wo, and h | Ho or a pair
+// h1 < h2 of one class with a*h1 + b*h2 | Ho; each at most max_unroll and
+// within the ISA's upper bounds (000 §4.1: out_max accumulators, total_max
+// registers with the k weight vectors), its lower bound on accumulators
+// dropped. The most accumulators in the smaller member first (as the table's
+// pairs go by their slower one), then a single before a pair, then the larger k
+// (fewer broadcasts per FMA). Microkernels the profile saw fail are left out
+// (`failed`); k1c1w1h1r1s1 divides every shape.
+UkChoice relaxed_choice(const Shape& shape, const IsaSpace& sp, int64_t lanes,
+                        const std::function<bool(const UkSizes&)>& failed) {
+  struct Rows {
+    int h1, h2;  // h2 0: a single microkernel of h1 rows
+    int64_t a, b;
   };
-  const int64_t kk = largest(shape.padded_K(lanes) / lanes), ww = largest(shape.Wo()),
-                hh = largest(shape.Ho());
-  std::string tight;
-  for (const auto& [name, extent, got] :
-       {std::tuple<const char*, int64_t, int64_t>{"Wo", shape.Wo(), ww},
-        {"Ho", shape.Ho(), hh},
-        {"padded K/lanes", shape.padded_K(lanes) / lanes, kk}})
-    if (got == 1)
-      tight += fmt::format("{}{}={}", tight.empty() ? "" : ", ", name, extent);
-  if (kk * ww * hh < sp.out_min)
-    return Error(fmt::format(
-        "no {} microkernel can tile this shape: it needs w*h*k >= {} accumulators, but the "
-        "largest divisors up to {} of Wo={}, Ho={} and padded K/lanes={} are {}, {} and {} "
-        "(product {}){}; change H, W, pad or stride so that Ho or Wo has a divisor between 2 "
-        "and {}, or use a larger K",
-        isa.name, sp.out_min, sp.max_unroll, shape.Wo(), shape.Ho(),
-        shape.padded_K(lanes) / lanes, ww, hh, kk, ww * hh * kk,
-        tight.empty() ? "" : "; no divisor above 1 for " + tight, sp.max_unroll));
-  return Error(fmt::format("no {} microkernel (of the {} its constraints admit) divides this "
-                           "shape (it needs {}); change the shape's sizes",
-                           isa.name, admitted.size(), sizes));
+  const int64_t Ho = shape.Ho();
+  const std::vector<int64_t> ho_divisors = divisors(Ho);
+  std::vector<Rows> rows;
+  for (int h = 1; h <= sp.max_unroll; ++h)
+    if (Ho % h == 0) rows.push_back({h, 0, 1, 0});
+  for (int h1 = 1; h1 <= sp.max_unroll; ++h1)
+    for (int h2 = h1 + 1; h2 <= sp.max_unroll; ++h2)
+      for (const auto& [a, b] : pair_counts(h1, h2, ho_divisors, 1)) rows.push_back({h1, h2, a, b});
+  UkChoice best;
+  std::tuple<int, bool, int> best_score{0, false, 0};
+  for (int k = 1; k <= sp.max_unroll; ++k)
+    for (int w = 1; w <= sp.max_unroll; ++w) {
+      if ((shape.padded_K(lanes) / lanes) % k != 0 || shape.Wo() % w != 0) continue;
+      for (const Rows& r : rows) {
+        const int most = w * std::max(r.h1, r.h2) * k;
+        const std::tuple<int, bool, int> score{w * r.h1 * k, r.h2 == 0, k};
+        if (most > sp.out_max || most + k > sp.total_max || score <= best_score) continue;
+        UkChoice ch;
+        ch.uk = UkSizes{k, 1, w, r.h1, 1, 1};
+        if (r.h2) {
+          ch.pair = true;
+          ch.uk2 = ch.uk;
+          ch.uk2.h = r.h2;
+          ch.a = r.a;
+          ch.b = r.b;
+        }
+        if (failed(ch.uk) || (ch.pair && failed(ch.uk2))) continue;
+        best_score = score;
+        best = ch;
+      }
+    }
+  return best;
+}
+
+// The microkernel some family of the ISA admits with the most accumulators
+// that divides the shape (the first of c, r, s ascending among equals), none
+// that `failed`. Over the divisors of the shape only: enumerate_ukernels
+// lists every admitted microkernel, a tenth of a second per call.
+std::optional<UkSizes> admitted_fit(const Shape& shape, const Isa& isa, int64_t lanes,
+                                    const std::function<bool(const UkSizes&)>& failed) {
+  const int most = std::max(isa.space.out_max, isa.taps.out_max);
+  const int unroll = std::max(isa.space.max_unroll, isa.taps.max_unroll);
+  auto upto = [unroll](int64_t n) {
+    std::vector<int> v;
+    for (int64_t d : divisors(n))
+      if (d <= unroll) v.push_back(int(d));
+    return v;
+  };
+  const std::vector<int> ks = upto(shape.padded_K(lanes) / lanes), cs = upto(shape.C), ws = upto(shape.Wo()),
+                         hs = upto(shape.Ho()), rs = upto(shape.R), ss = upto(shape.S);
+  std::optional<UkSizes> fit;
+  for (int k : ks)
+    for (int w : ws)
+      for (int h : hs) {
+        if (w * h * k > most || (fit && w * h * k <= fit->out_regs())) continue;
+        for (int c : cs)
+          for (int r : rs)
+            for (int sv : ss) {
+              const UkSizes u{k, c, w, h, r, sv};
+              if ((!fit || u.out_regs() > fit->out_regs()) && ukernel_admitted(isa, u) && !failed(u)) fit = u;
+            }
+      }
+  return fit;
+}
+
+// Nothing the table profiled tiles the shape (an Ho and Wo of 17 with one K
+// vector on AVX-512, a 3x3 filter over a 1x1 input): an unprofiled
+// microkernel, which the code generator builds from its sizes alone
+// (microkernels/CONTRACT.md). The one the ISA admits with the most
+// accumulators when one divides (then profiling it would give a measured
+// choice), else relaxed_choice; never one the table records as failed
+// (crashed, wrong or timed out). Marked fallback; `note` says which and why.
+UkChoice unprofiled_choice(const Shape& shape, const ClassTable& table, const Isa& isa, int64_t lanes,
+                           std::string* note) {
+  const std::string head =
+      fmt::format("no microkernel in the class table divides this shape (it needs {})", needed_sizes(shape, lanes));
+  auto failed = [&table](const UkSizes& u) {
+    const UkRecord* r = table.find(u);
+    return r && r->status != Status::ok;
+  };
+  std::optional<UkSizes> fit = admitted_fit(shape, isa, lanes, failed);
+  UkChoice ch;
+  if (fit) {
+    ch.uk = *fit;
+    *note = fmt::format("{}; using {}, which the ISA admits but the table has not profiled (profile it: convtune "
+                        "profile, without --quick)",
+                        head, ukernel_name(*fit, isa.name));
+  } else {
+    ch = relaxed_choice(shape, isa.space, lanes, failed);
+    const int accumulators = ch.uk.out_regs();
+    *note = fmt::format("{}; no {} microkernel with the {} accumulators its latency rule wants tiles it, so it uses "
+                        "{}, unprofiled, with {} accumulators{}",
+                        head, isa.name, isa.space.out_min, ch.text(), accumulators,
+                        ch.pair ? " in the smaller of the two" : "");
+  }
+  ch.fallback = true;
+  return ch;
 }
 
 }  // namespace
@@ -517,7 +588,17 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
           pick = UkChoice{m1->sizes, true, m2->sizes, counts[0].first, counts[0].second, true, pair_fence(*m1, *m2), View{}};
           pick_gflops = g;
         }
-    if (pick_gflops <= 0) throw no_microkernel_error(dense, table, lanes);
+    if (pick_gflops <= 0) {
+      Isa isa;
+      try {
+        isa = load_isa(table.isa);
+      } catch (const Error&) {
+        throw no_microkernel_error(dense, lanes);
+      }
+      sp.choices.push_back(unprofiled_choice(dense, table, isa, lanes, &sp.note));
+      restrict_to_parallel(sp);
+      return sp;
+    }
     sp.choices.push_back(pick);
     sp.note = fmt::format(
         "no selected microkernel or pair divides this shape; using the best pair of non-selected ones that "

@@ -11,10 +11,13 @@
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
 #include "convtune/execution/runner.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/space/space.h"
 #include "kernel_harness.h"
 #include "test_util.h"
 
 #include <optional>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -127,6 +130,56 @@ INSTANTIATE_TEST_SUITE_P(
             Border{"K=20,C=3,H=5,R=3,pad=1", true, TapFence::none, false, true},
             Border{"K=16,C=3,H=12,R=7,stride=2,pad=3", false, TapFence::none, false, true},
             Border{"K=40,C=4,H=6,R=3,pad=1", true, TapFence::r, true, true})));
+
+// The shape matrix beyond 000's square windows: dilation 2 and 4, 1x7 and
+// 7x1 filters with pads (0,3) and (3,0), asymmetric pads (0,0,1,1), strides
+// (2,1), K and C off the vector length, and the shapes only an unprofiled
+// fallback microkernel tiles (a prime 17x17 output on one AVX-512 vector of
+// K, a 3x3 filter over a 1x1 input). Per shape: configurations drawn from
+// its space with the shipped table (seeds 1, 2, ...) and the border
+// matrix's configuration (taps inside or outside the microkernel, by turns),
+// each checked against the reference at every output element with guard
+// zones, through one driver per ISA.
+const char* const kMatrixShapes[] = {
+    "K=16,C=4,H=9,R=3,dilation=2",
+    "K=16,C=4,H=10,R=3,dilation=2,pad=0",
+    "K=16,C=3,H=11,R=3,dilation=4",
+    "K=20,C=5,H=12,W=9,R=3,dilation_h=4,dilation_w=2,pad_h=1,pad_w=2",
+    "K=16,C=4,H=6,W=9,R=1,S=7,pad_h=0,pad_w=3",
+    "K=16,C=4,H=9,W=6,R=7,S=1,pad_h=3,pad_w=0",
+    "K=16,C=4,H=8,R=3,pad_t=0,pad_l=0,pad_b=1,pad_r=1",
+    "K=16,C=4,H=9,R=3,stride=2,pad_t=0,pad_l=0,pad_b=1,pad_r=1",
+    "K=16,C=4,H=9,W=7,R=3,stride_h=2,stride_w=1,pad=1",
+    "K=13,C=7,H=9,W=7,R=3,stride_h=2,stride_w=1,pad_t=0,pad_l=0,pad_b=1,pad_r=1,dilation=2",
+    "K=20,C=3,H=7,R=5,stride_h=1,stride_w=2,pad_t=2,pad_l=1,pad_b=0,pad_r=2",
+    "K=8,C=8,H=17,R=3,pad=1",
+    "K=16,C=8,H=1,R=3,pad=1",
+};
+
+class ConvShapeMatrix : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvShapeMatrix, SampledConfigurationsEqualTheReferenceEverywhere) {
+  const Isa isa = load_isa(GetParam());
+  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  const ClassTable table = load_table(isa.name, std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + isa.name + ".json");
+  std::vector<test::ConvSpec> specs;
+  bool taps = false;
+  uint64_t seed = 0;
+  for (const char* text : kMatrixShapes) {
+    const Shape shape = parse_shape(text);
+    const Space space = build_space(shape, table, isa.lanes);
+    std::mt19937_64 rng(++seed);
+    for (int i = 0; i < 2; ++i) specs.push_back({shape, sample_config(space, rng)});
+    specs.push_back({shape, border_config(shape, isa.lanes, taps = !taps)});
+  }
+  const std::vector<test::ConvCheck> results = test::check_convs(isa, specs);
+  ASSERT_EQ(results.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i)
+    EXPECT_EQ(results[i].status, Status::ok)
+        << specs[i].shape.to_string() << " " << to_string(specs[i].cfg) << ": " << results[i].detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ConvShapeMatrix, ::testing::Values(std::string("avx512"), std::string("avx2")));
 
 // Nt(o) streams only to aligned addresses: a caller's output one float off
 // the vector alignment (the header promises no alignment) must neither fault

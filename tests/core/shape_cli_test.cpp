@@ -5,6 +5,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "convtune/core/isa.h"
 #include "test_util.h"
@@ -53,22 +54,30 @@ TEST(ShapeCli, OversizedAndUnsupportedShapesGiveOneLine) {
   }
 }
 
-TEST(ShapeCli, NoMicrokernelCanTileAPrimeOutput) {
-  // 17x17 output, one vector of K on AVX-512: no microkernel has enough
-  // accumulators (w=h=1 needs h >= 14, and no pair of such h sums to 17; on
-  // AVX2, with 7 accumulators enough, 8 + 9 rows would tile it). A 3x3 tap
-  // with pad 1: an unpadded 1x1 layer takes Flat(hw) (289 pixels as one
-  // column), which tiles it, so with R=1 the shape would not fail.
-  // The message names the dimensions and does not suggest profiling.
+TEST(ShapeCli, APrimeOutputTunesWithAnUnprofiledMicrokernel) {
+  // 17x17 output, one vector of K on AVX-512: no microkernel the latency
+  // rule admits tiles it (w=h=1 would need h >= 14, and no pair of such h
+  // sums to 17; on AVX2, with 7 accumulators enough, 8 + 9 rows tile it). A
+  // 3x3 tap with pad 1: an unpadded 1x1 layer takes Flat(hw) (289 pixels as
+  // one column). The space falls back to an unprofiled pair of 8 and 9 rows,
+  // says so, and the candidate verifies against the reference.
   if (!cpu_supports(load_isa("avx512"))) GTEST_SKIP() << "this CPU has no AVX-512";
   test::TempDir td;
-  auto r = run_cli("tune --arch avx512 --shape K=8,C=8,H=17,R=3,pad=1 --trials 1 --out " + td.path());
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  const std::string line = error_line(r.err);
-  ASSERT_FALSE(line.empty()) << r.err;
-  EXPECT_NE(line.find("microkernel can tile this shape"), std::string::npos) << line;
-  EXPECT_NE(line.find("Wo=17, Ho=17"), std::string::npos) << line;
-  EXPECT_EQ(line.find("profile"), std::string::npos) << line;
+  auto r = run_cli("tune --arch avx512 --shape K=8,C=8,H=17,R=3,pad=1 --trials 1 --top 0 --no-onednn --min-repeat-ms 1 "
+                   "--repeat 1 -q --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["failed"], 0) << j;
+  ASSERT_TRUE(j["best"].is_object()) << j;
+  EXPECT_NE(j["best"]["config"].get<std::string>().find("Lseq(h,[(1,8),(1,9)])"), std::string::npos) << j;
+  EXPECT_NE(j.value("notes", "").find("so it uses k1c1w1h{1x8+1x9}r1s1, unprofiled, with 8 accumulators"),
+            std::string::npos)
+      << j;
+  // 3x3 over a 1x1 input (a detection head): one accumulator, and it tunes.
+  r = run_cli("tune --arch avx512 --shape K=16,C=8,H=1,R=3,pad=1 --trials 1 --top 0 --no-onednn --min-repeat-ms 1 "
+              "--repeat 1 -q --json --out " + td.file("head"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["failed"], 0) << r.out;
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ struct UkChoice {
   bool pair = false;
   UkSizes uk2;            // pair only: same as uk except h
   int64_t a = 1, b = 0;   // pair only
-  bool fallback = false;  // a non-selected microkernel used because nothing selected divides
+  bool fallback = false;  // a non-selected or unprofiled microkernel used because nothing selected divides
   TapFence fence = TapFence::none;  // the fence of its profiled figure (UkRecord::fence): sampled candidates start with it
   View view;  // tiles view_shape(view, shape) (config.h): h counts rows, Ho*Wo pixels (Flat(hw)) or 2x2 tiles (Wino(2))
   /// Extent covered along h by one use of the choice: uk.h, or a*h1 + b*h2.
@@ -116,10 +116,12 @@ int64_t threaded_wino_block(const Shape& shape, int64_t threads);
 /// thread on a wino_eligible shape, those that divide wino_view(shape) and,
 /// where fused_wino_block gives a block, wino_view(shape, block); at more
 /// threads, those that divide wino_view(shape, threaded_wino_block(shape,
-/// threads)), as Wino(2,b,threads) (their ParOption: the threads, no P). Throws
-/// Error when no microkernel at all fits the shape, saying which microkernel
-/// the ISA admits that would (profile it) or, when none would, which output
-/// dimensions leave too few accumulators.
+/// threads)), as Wino(2,b,threads) (their ParOption: the threads, no P). When
+/// none divides: the best non-selected microkernel or pair of the table, else
+/// an unprofiled one (the ISA admits it, or it has fewer accumulators than the
+/// ISA's latency rule wants), marked fallback and named in `note`; so every
+/// valid shape has a space. Throws Error only for a table of an ISA this build
+/// does not know that has no microkernel dividing the shape.
 /// Fast on every shape validate_shape accepts (pairs are found per divisor of Ho).
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads = 1);
 
