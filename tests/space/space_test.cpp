@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/isa.h"
 #include "convtune/space/coordinates.h"
 #include "test_util.h"
 
@@ -778,6 +779,77 @@ TEST(Space, DeterministicChoiceOrder) {
   ASSERT_EQ(a.choices.size(), b.choices.size());
   for (size_t i = 0; i < a.choices.size(); ++i) EXPECT_EQ(a.choices[i].text(), b.choices[i].text());
   EXPECT_EQ(a.size(), b.size());
+}
+
+// CONTRACT.md "Depthwise microkernels": a depthwise shape's choices are the
+// depthwise family's microkernels that tile it (r = R, s = S, c = 1, k over
+// the channel vectors), enumerated from the ISA's rule when the table has none.
+TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
+  const Shape sh = parse_shape("K=40,C=40,H=14,R=5,stride=2,groups=40");  // Ho = Wo = 7, Kp = 48 on 16 lanes
+  ClassTable t = yolo_table();                                            // dense microkernels only
+  const Space sp = build_space(sh, t, 16);
+  ASSERT_FALSE(sp.choices.empty());
+  const Isa isa = load_isa("avx512");
+  size_t expect = 0;
+  for (const UkSizes& u : enumerate_ukernels(isa, "depthwise"))
+    expect += u.r == 5 && u.s == 5 && 3 % u.k == 0 && 7 % u.w == 0 && 7 % u.h == 0;
+  EXPECT_EQ(sp.choices.size(), expect);
+  for (const UkChoice& ch : sp.choices) {
+    EXPECT_TRUE(ch.uk.dw && ch.fallback && !ch.pair) << ch.text();
+    EXPECT_EQ(ch.uk.c, 1);
+    EXPECT_EQ(ch.uk.r, 5);
+    EXPECT_EQ(ch.uk.s, 5);
+    EXPECT_EQ(ch.view.kind, View::rows);  // no Flat(hw) or Wino(2) with groups
+  }
+  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernels (convtune profile does not measure "
+                                 "them yet): the space holds the {} unmeasured ones of the avx512 depthwise family "
+                                 "that tile this shape",
+                                 expect));
+  // Sampled configurations are valid for the shape and map back to their choice.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 50; ++i) {
+    const Config c = sample_config(sp, rng);
+    EXPECT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    EXPECT_GE(choice_of(sp, c), 0) << to_string(c);
+  }
+  EXPECT_GT(sp.size(), 0);
+}
+
+// A table's depthwise microkernels, where it has them, and no dense one.
+TEST(DepthwiseSpace, TakesTheTablesDepthwiseMicrokernels) {
+  const Shape sh = parse_shape("K=32,C=32,H=8,R=3,groups=32");
+  UkRecord dw = uk_record(UkSizes{2, 1, 4, 1, 3, 3, true}, 90);
+  ClassTable t = table_of({dw, uk_record(uk(2, 1, 4, 1), 90)});
+  const Space sp = build_space(sh, t, 16);
+  ASSERT_EQ(sp.choices.size(), 1u);
+  EXPECT_EQ(sp.choices[0].uk, dw.sizes);
+  EXPECT_FALSE(sp.choices[0].fallback);
+  EXPECT_EQ(sp.note, "");
+}
+
+// --threads 2: every choice takes a P over k, h or w.
+TEST(DepthwiseSpace, ThreadsGiveAParallelLoop) {
+  const Shape sh = parse_shape("K=32,C=32,H=28,R=3,groups=32");
+  const Space sp = build_space(sh, yolo_table(), 8, 2);
+  ASSERT_TRUE(sp.parallel);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20; ++i) {
+    const Config c = sample_config(sp, rng);
+    ASSERT_EQ(c.specs[0].kind, SpecKind::P) << to_string(c);
+    EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+  }
+}
+
+// What stays refused says so in one line: other groupings, and filters the family has no r, s for.
+TEST(DepthwiseSpace, RefusesWhatItCannotTile) {
+  EXPECT_EQ(error_of([] { build_space(parse_shape("K=64,C=32,H=8,R=3,groups=32"), yolo_table(), 16); }),
+            "shape N=1,K=64,C=32,H=8,W=8,R=3,S=3,stride=1,pad=1,groups=32: grouped convolutions (groups=32) other "
+            "than depthwise with one output channel per group have no kernels in this build; tune the dense and "
+            "depthwise layers only");
+  EXPECT_EQ(error_of([] { build_space(parse_shape("K=32,C=32,H=12,R=9,groups=32"), yolo_table(), 16); }),
+            "shape N=1,K=32,C=32,H=12,W=12,R=9,S=9,stride=1,pad=4,groups=32: no avx512 depthwise microkernel tiles "
+            "this shape: its filter is 9x9 and the depthwise family takes r and s in {1, 3, 5, 7} "
+            "(depthwise_space.rs_values); use one of those filter sizes");
 }
 
 }  // namespace
