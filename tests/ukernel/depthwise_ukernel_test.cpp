@@ -62,20 +62,6 @@ TEST_P(UkernelDepthwise, SampleMatchesScalarReference) {
     EXPECT_EQ(checked[i].status, Status::ok) << ukernel_name(cases[i].u, isa.name) << ": " << checked[i].detail;
 }
 
-// The generated code reads the input as vectors at the block's channels,
-// never broadcasts, and keeps io fixed over its c steps (CONTRACT.md).
-TEST_P(UkernelDepthwise, LoadsInputVectorsNotBroadcasts) {
-  const Isa isa = load_isa(GetParam());
-  const UkSizes u{2, 1, 3, 1, 3, 3, true};
-  const std::string code = emit_ukernel(isa, u, profile_layout(u, isa.lanes, 4), "uk");
-  const std::string bcast = isa.broadcast.substr(0, isa.broadcast.find('('));
-  EXPECT_EQ(code.find(bcast), std::string::npos) << code;
-  EXPECT_NE(code.find(Isa::expand(isa.load, {{"ptr", "I + io + " + std::to_string(isa.lanes)}})), std::string::npos)
-      << code;
-  EXPECT_EQ(code.find("io +="), std::string::npos) << code;
-  EXPECT_NE(code.find("uk: depthwise, sizes"), std::string::npos) << code;
-}
-
 INSTANTIATE_TEST_SUITE_P(Isas, UkernelDepthwise, ::testing::Values("avx512", "avx2"));
 
 }  // namespace

@@ -237,6 +237,28 @@ TEST(DepthwiseUkernel, FamilyRuleIsTheIsaData) {
   EXPECT_FALSE(depthwise_shape(parse_shape("K=32,C=32,H=8,R=3")));
 }
 
+// The generated code reads the input as vectors at the block's channels
+// (masked in the C tail, as the store), never broadcasts, and keeps io fixed
+// over its c steps (CONTRACT.md "Depthwise microkernels"); text only, every ISA.
+TEST(DepthwiseUkernel, LoadsInputVectorsNotBroadcasts) {
+  for (const char* name : {"avx512", "avx2", "neon"}) {
+    const Isa isa = load_isa(name);
+    const UkSizes u{2, 1, 3, 1, 3, 3, true};
+    UkVariant tail;
+    tail.k_lanes = isa.lanes + 3;
+    for (const UkVariant& v : {UkVariant{}, tail}) {
+      const std::string code = emit_ukernel(isa, u, profile_layout(u, isa.lanes, 4), "uk", v);
+      EXPECT_EQ(code.find("I[io"), std::string::npos) << name << code;  // a dense one broadcasts I[io + ...]
+      const std::string second = "I + io + " + std::to_string(isa.lanes);
+      EXPECT_NE(code.find(v.k_lanes ? load_lanes(isa, second, 3) : load_lanes(isa, second, isa.lanes)),
+                std::string::npos)
+          << name << code;
+      EXPECT_EQ(code.find("io +="), std::string::npos) << name << code;
+      EXPECT_NE(code.find("uk: depthwise, sizes"), std::string::npos) << name << code;
+    }
+  }
+}
+
 // A missing or bad key of depthwise_space is one line naming it with its block.
 TEST(DepthwiseUkernel, BadDepthwiseSpaceNamesTheKey) {
   const nlohmann::json good = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
