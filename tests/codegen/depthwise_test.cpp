@@ -3,7 +3,7 @@
 // against the reference with guard zones (tests/kernel_harness.h): 3x3, 5x5
 // and 7x7 filters at strides 1 and 2, same, asymmetric and no pads, C not a
 // multiple of the lanes, dilation, a batch, epilogues and two threads, on
-// each x86 ISA this CPU runs. Configurations come from the space the tuner
+// each x86 ISA this CPU runs and on NEON (emulated off AArch64). Configurations come from the space the tuner
 // searches (seeded), plus fixed ones with a K tail inside a multi-vector block.
 #include <gtest/gtest.h>
 
@@ -75,7 +75,7 @@ class ConvDepthwise : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ConvDepthwise, SampledConfigurationsEqualTheReference) {
   const Isa isa = load_isa(GetParam());
-  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  if (const std::string why = test::cannot_run(isa); !why.empty()) GTEST_SKIP() << why;
   std::vector<test::ConvSpec> plain, fused;
   unsigned seed = 1;
   for (const DwCase& c : kCases) {
@@ -91,10 +91,12 @@ TEST_P(ConvDepthwise, SampledConfigurationsEqualTheReference) {
 // at the image border: every variant of one microkernel in one kernel.
 TEST_P(ConvDepthwise, TailInsideAMultiVectorBlock) {
   const Isa isa = load_isa(GetParam());
-  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
-  const Shape sh = dw_shape("C=53,H=8,R=5");  // Kp = 64 (4 vectors) on 16 lanes, 56 (7) on 8
+  if (const std::string why = test::cannot_run(isa); !why.empty()) GTEST_SKIP() << why;
+  const Shape sh = dw_shape("C=53,H=8,R=5");
+  // Kp = 64 (4 vectors) on 16 lanes, 56 (7) on 8, 56 (14) on 4.
   const Config cfg = parse_config(isa.lanes == 16 ? "[T(8,h), T(2,w), T(1,c), U(5,s), U(5,r), U(4,w), U(4,k), V(k)]"
-                                                  : "[T(8,h), T(8,w), T(1,c), U(5,s), U(5,r), U(7,k), V(k)]");
+                                  : isa.lanes == 8 ? "[T(8,h), T(8,w), T(1,c), U(5,s), U(5,r), U(7,k), V(k)]"
+                                                   : "[T(2,k), T(8,h), T(8,w), T(1,c), U(5,s), U(5,r), U(7,k), V(k)]");
   const std::vector<test::ConvSpec> specs{{sh, cfg}, {sh, cfg, Epilogue::bias_relu}};
   expect_all_ok({specs[0]}, test::check_convs(isa, {specs[0]}));
   expect_all_ok({specs[1]}, test::check_convs(isa, {specs[1]}));
@@ -108,7 +110,8 @@ TEST_P(ConvDepthwise, TailInsideAMultiVectorBlock) {
 // --threads 2: the sampler's P over k, h or w, each output written by one thread.
 TEST_P(ConvDepthwise, TwoThreadsEqualTheReference) {
   const Isa isa = load_isa(GetParam());
-  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
+  if (const std::string why = test::cannot_run(isa); !why.empty()) GTEST_SKIP() << why;
+  if (test::emulated_here(isa)) GTEST_SKIP() << isa.name << " runs emulated here: its threads are not checked";
   if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
   unsigned seed = 7;
   for (const char* text : {"C=32,H=8,R=3", "C=40,H=9,R=5,stride=2,pad_t=0,pad_l=0,pad_b=1,pad_r=1"}) {
@@ -120,7 +123,9 @@ TEST_P(ConvDepthwise, TwoThreadsEqualTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, ConvDepthwise, ::testing::Values(std::string("avx512"), std::string("avx2")));
+// NEON under qemu-aarch64 where this CPU is not AArch64 (kernel_harness.h).
+INSTANTIATE_TEST_SUITE_P(Isas, ConvDepthwise,
+                         ::testing::Values(std::string("avx512"), std::string("avx2"), std::string("neon")));
 
 // The whole tune of a MobileNet-style layer on AVX2 (any x86-64 host here):
 // the space from the family's enumeration, a verified kernel at the end.
