@@ -311,7 +311,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   const Shape shape = view_shape(view, sp.shape);
   const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
-    if (!r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
+    if (r.sizes.dw || !r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
     ch.fence = r.fence;
@@ -327,6 +327,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   };
   std::vector<Combo> combos;
   for (const UkClass& cls : table.classes) {
+    if (cls.sizes.dw) continue;  // a depthwise shape's space is build_depthwise_space's
     auto member = [&](int h) -> const UkRecord* {
       UkSizes u = cls.sizes;
       u.h = h;
@@ -535,7 +536,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
   for (const UkRecord& r : table.microkernels)
-    if (r.status == Status::ok && divides(r.sizes, r.sizes.h, shape, lanes) &&
+    if (!r.sizes.dw && r.status == Status::ok && divides(r.sizes, r.sizes.h, shape, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
   if (!best) {
@@ -543,7 +544,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
     // bound): the best pair of one class among all that ran, selected or not.
     std::map<std::tuple<int, int, int, int, int>, std::vector<const UkRecord*>> classes;
     for (const UkRecord& r : table.microkernels)
-      if (r.status == Status::ok && divides(r.sizes, 1, shape, lanes))
+      if (!r.sizes.dw && r.status == Status::ok && divides(r.sizes, 1, shape, lanes))
         classes[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(&r);
     UkChoice pick;
     double pick_gflops = 0;

@@ -815,16 +815,31 @@ TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
   EXPECT_GT(sp.size(), 0);
 }
 
-// A table's depthwise microkernels, where it has them, and no dense one.
+// A table's depthwise microkernels, where it has them, and no dense one of
+// the same sizes; a dense shape's space the other way round. The table's JSON
+// keeps them apart (family "depthwise", classes of their own).
 TEST(DepthwiseSpace, TakesTheTablesDepthwiseMicrokernels) {
-  const Shape sh = parse_shape("K=32,C=32,H=8,R=3,groups=32");
+  const Shape sh = parse_shape("K=32,C=32,H=8,R=3,groups=32"), dense = parse_shape("K=32,C=32,H=8,R=3");
   UkRecord dw = uk_record(UkSizes{2, 1, 4, 1, 3, 3, true}, 90);
-  ClassTable t = table_of({dw, uk_record(uk(2, 1, 4, 1), 90)});
-  const Space sp = build_space(sh, t, 16);
-  ASSERT_EQ(sp.choices.size(), 1u);
-  EXPECT_EQ(sp.choices[0].uk, dw.sizes);
-  EXPECT_FALSE(sp.choices[0].fallback);
-  EXPECT_EQ(sp.note, "");
+  dw.name = "ct_dwkernel_k2c1w4h1r3s3__avx512";
+  dw.family = "depthwise";
+  ClassTable t = table_of({dw, uk_record(uk(2, 1, 4, 1, 3, 3), 90)});
+  t.families = {"paper", "depthwise"};
+  ASSERT_EQ(t.classes.size(), 2u);
+  const ClassTable back = table_from_json(table_to_json(t), "t.json");
+  ASSERT_EQ(back.microkernels.size(), 2u);
+  EXPECT_EQ(back.microkernels[0].sizes, dw.sizes);
+  ASSERT_EQ(back.classes.size(), 2u);
+  EXPECT_NE(back.classes[0].sizes.dw, back.classes[1].sizes.dw);
+  for (const ClassTable* table : {static_cast<const ClassTable*>(&t), &back}) {
+    const Space sp = build_space(sh, *table, 16);
+    ASSERT_EQ(sp.choices.size(), 1u);
+    EXPECT_EQ(sp.choices[0].uk, dw.sizes);
+    EXPECT_FALSE(sp.choices[0].fallback);
+    EXPECT_EQ(sp.note, "");
+    const Space ds = build_space(dense, *table, 16);
+    for (const UkChoice& ch : ds.choices) EXPECT_FALSE(ch.uk.dw) << ch.text();
+  }
 }
 
 // --threads 2: every choice takes a P over k, h or w.
