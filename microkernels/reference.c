@@ -2,6 +2,10 @@
 #include "reference.h"
 
 void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, float *O, long nc, int acc) {
+  if (d[CT_DWK]) {
+    ct_ref_dwkernel(d, lanes, I, W, O, nc, acc);
+    return;
+  }
   for (long h = 0; h < d[CT_H]; ++h)
     for (long w = 0; w < d[CT_W]; ++w)
       for (long kk = 0; kk < d[CT_K] * lanes; ++kk) {

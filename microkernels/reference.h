@@ -11,11 +11,13 @@ extern "C" {
 #endif
 
 /* The indices of d[]: the sizes, then the layout baked into the microkernel. */
+/* CT_DWK: 1 for a depthwise microkernel (CONTRACT.md "Depthwise microkernels"), 0 for a dense one. */
 enum { CT_K, CT_C, CT_W, CT_H, CT_R, CT_S, CT_IROW, CT_IPIX, CT_ST, CT_WR, CT_WS, CT_WC, CT_WIT, CT_OROW, CT_OPIX,
-       CT_STW, CT_DH, CT_DW, CT_NPARAM };
+       CT_STW, CT_DH, CT_DW, CT_DWK, CT_NPARAM };
 
 /* O = (acc ? O : 0) + the block's convolution over nc * d[CT_C] channels, in double;
-   channel c's weights are at (c / d[CT_C]) * d[CT_WIT] + (c % d[CT_C]) * d[CT_WC]. */
+   channel c's weights are at (c / d[CT_C]) * d[CT_WIT] + (c % d[CT_C]) * d[CT_WC].
+   With d[CT_DWK] set, ct_ref_dwkernel's instead. */
 void ct_ref_ukernel(const long *d, long lanes, const float *I, const float *W, float *O, long nc, int acc);
 
 /* The depthwise microkernel (CONTRACT.md "Depthwise microkernels"): output

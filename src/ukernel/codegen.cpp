@@ -313,8 +313,8 @@ void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const flo
   // The driver's references (microkernels/reference.c), so tests and profile judge alike.
   const long d[CT_NPARAM] = {u.k,      u.c,      u.w,      u.h,     u.r,       u.s,       long(l.in_row),
                              long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.w_it),
-                             long(l.out_row), long(l.out_pix), long(l.stride_w), long(l.dil_h), long(l.dil_w)};
-  (u.dw ? ct_ref_dwkernel : ct_ref_ukernel)(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
+                             long(l.out_row), long(l.out_pix), long(l.stride_w), long(l.dil_h), long(l.dil_w), long(u.dw)};
+  ct_ref_ukernel(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
 }
 
 }  // namespace convtune

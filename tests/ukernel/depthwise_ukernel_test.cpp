@@ -7,6 +7,7 @@
 // convolutions of tests/codegen/depthwise_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "convtune/core/isa.h"
@@ -42,7 +43,7 @@ class UkernelDepthwise : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(UkernelDepthwise, SampleMatchesScalarReference) {
   const Isa isa = load_isa(GetParam());
-  if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name << " natively";
+  if (const std::string why = test::cannot_run(isa); !why.empty()) GTEST_SKIP() << why;
   // Per filter (3x3, 5x5, 7x7, 1x1 and the non-square 1x3, 3x1): six sizes
   // spread over the family's order, its first and its last (the largest blocks).
   std::vector<UkSizes> sample;
@@ -62,7 +63,8 @@ TEST_P(UkernelDepthwise, SampleMatchesScalarReference) {
     EXPECT_EQ(checked[i].status, Status::ok) << ukernel_name(cases[i].u, isa.name) << ": " << checked[i].detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, UkernelDepthwise, ::testing::Values("avx512", "avx2"));
+// NEON under qemu-aarch64 off AArch64, through the driver's ukernels mode (check_ukernels).
+INSTANTIATE_TEST_SUITE_P(Isas, UkernelDepthwise, ::testing::Values("avx512", "avx2", "neon"));
 
 }  // namespace
 }  // namespace convtune::depthwise_ukernel_test
