@@ -400,7 +400,7 @@ static int run_conv(int argc, char **argv) {
 /* ---- ukernels: checked against the contract's reference (reference.c) ---- */
 enum { K = CT_K, C = CT_C, W = CT_W, H = CT_H, R = CT_R, S = CT_S, IROW = CT_IROW, IPIX = CT_IPIX, ST = CT_ST,
        WR = CT_WR, WS = CT_WS, WC = CT_WC, WIT = CT_WIT, OROW = CT_OROW, OPIX = CT_OPIX, STW = CT_STW, DH = CT_DH,
-       DW = CT_DW, NPARAM = CT_NPARAM };
+       DW = CT_DW, DWK = CT_DWK, NPARAM = CT_NPARAM };
 
 struct uk_ctx {
   ct_ukernel_fn fn;
@@ -436,8 +436,9 @@ static int run_ukernels(int argc, char **argv) {
   for (int a = 6; a + 2 + NPARAM <= argc; a += 2 + NPARAM) {
     long pos = atol(argv[a]), index = atol(argv[a + 1]), d[NPARAM];
     for (int i = 0; i < NPARAM; ++i) d[i] = atol(argv[a + 2 + i]);
+    /* The last tap's pixel, then its channels: nc*size_c, or a depthwise block's K' (its c steps reread them). */
     long n_in = ((d[H] - 1) * d[ST] + (d[R] - 1) * d[DH]) * d[IROW] + ((d[W] - 1) * d[STW] + (d[S] - 1) * d[DW]) * d[IPIX] +
-                ncm * d[C];
+                (d[DWK] ? d[K] * lanes : ncm * d[C]);
     long n_w = (ncm - 1) * d[WIT] + (d[R] - 1) * d[WR] + (d[S] - 1) * d[WS] + (d[C] - 1) * d[WC] + d[K] * lanes;
     long n_out = (d[H] - 1) * d[OROW] + (d[W] - 1) * d[OPIX] + d[K] * lanes;
     float *in = xmalloc(sizeof(float) * (size_t)n_in), *w = xmalloc(sizeof(float) * (size_t)n_w),

@@ -62,6 +62,9 @@ struct Gen {
   bool prefetch_out = false;  // Pf(o) (config.h), in every variant
   bool stream_out = false;    // Nt(o) (config.h), in every variant
   int64_t groups = 1;         // the g loops' size (config.h g): sh is then one group's problem
+  // depthwise_shape (ukernel.h): depthwise microkernels, whose input offset
+  // io includes the block's channel offset k (CONTRACT.md "Depthwise microkernels").
+  bool dw = false;
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -252,7 +255,9 @@ struct Gen {
       }
     }
     const int64_t nc = specs[ublock - 1].factor;
-    const int64_t C = sh.C, R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Ho = sh.Ho();
+    u.dw = dw;
+    // C: the channels of one output's weights (ONNX [K][C/groups][R][S]); sh is one group's problem under g.
+    const int64_t C = sh.Cg(), R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Ho = sh.Ho();
     const int site = sites++;
     std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): the rows' input offsets per pattern of ha
     const Geometry gh{sh.stride_h, sh.pad_t, sh.dil_h}, gw{sh.stride_w, sh.pad_l, sh.dil_w};
@@ -281,9 +286,9 @@ struct Gen {
     // A tap's offset in its axis: "r", or "r * 2" at dilation 2.
     auto tap = [](const char* var, int64_t dil) { return dil == 1 ? std::string(var) : fmt::format("{} * {}", var, dil); };
     if (!flat)
-      o += in + fmt::format("const long io = n * {} + (h * {} + {} - {}) * {} + (w * {} + {} - {}) * {} + c{};\n",
+      o += in + fmt::format("const long io = n * {} + (h * {} + {} - {}) * {} + (w * {} + {} - {}) * {} + {}{};\n",
                             H * layout.in_row, sh.stride_h, tap("r", sh.dil_h), sh.pad_t, layout.in_row, sh.stride_w,
-                            tap("s", sh.dil_w), sh.pad_l, layout.in_pix, gs.in);
+                            tap("s", sh.dil_w), sh.pad_l, layout.in_pix, dw ? "k" : "c", gs.in);
     else if (real.stride_h == 1 && real.stride_w == 1)  // the view's pixel h is the input's
       o += in + fmt::format("const long io = n * {} + h * {} + c;  /* Flat(hw) */\n", real.H * real.W * real.C, real.C);
     else  // output pixel h = (row, column) reads input pixel (row * ST, column * ST)
@@ -451,8 +456,10 @@ struct Gen {
 // The packing function: KCRS (PyTorch's and ONNX's layout) into
 // [Kp/kb][C/cu][R][S][cu][kb], the order the microkernel reads, zero columns
 // past K (oneDNN and XNNPACK pack the same way, once, outside the call).
+// Depthwise, C is Cg() = 1: [K][1][R][S] into [Kp/kb][R][S][kb], the
+// channel vectors of one tap together (oneDNN's dw weights, Goihw16g).
 std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const std::string& fn) {
-  const int64_t C = sh.C, R = sh.R, S = sh.S;
+  const int64_t C = sh.Cg(), R = sh.R, S = sh.S;
   return fmt::format(
       "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
       "  for (long k0 = 0; k0 < {1}; k0 += {2})\n"
@@ -553,7 +560,7 @@ void plan_prefetch(Gen& g, const Config& config) {
   const size_t L = size_t(g.pf_loop);
   const Spec& l = g.specs[L];
   const int64_t step = g.extent(L + 1, l.dim, 0);
-  g.pf_step = l.dim == Dim::c ? step * sh.R * sh.S * g.kb : step * sh.C * sh.R * sh.S;
+  g.pf_step = l.dim == Dim::c ? step * sh.R * sh.S * g.kb : step * sh.Cg() * sh.R * sh.S;
   const int64_t nc = g.specs[g.ublock - 1].factor;
   const int64_t lines = (nc * sh.R * sh.S * g.cu * g.kb + g.isa.line_floats - 1) / g.isa.line_floats;
   int64_t calls = 1;
@@ -572,7 +579,7 @@ void plan_prefetch(Gen& g, const Config& config) {
 
 int64_t packed_weight_floats(const Shape& sh, int64_t lanes) {
   if (has_group_loop(sh)) return sh.groups * packed_weight_floats(group_view(sh), lanes);  // a block per group
-  return sh.padded_K(lanes) * sh.C * sh.R * sh.S;
+  return sh.padded_K(lanes) * sh.Cg() * sh.R * sh.S;
 }
 
 GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
@@ -617,6 +624,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   if (in.config.prefetch) plan_prefetch(g, in.config);
   g.prefetch_out = in.config.prefetch_out;
   g.stream_out = in.config.stream_out;
+  g.dw = depthwise_shape(sh);
   g.emit(0, 1, 0);
   // Nt(o): the caller may read the output as soon as the call returns.
   if (g.stream_out && !isa.stream_fence.empty()) g.body += "  " + isa.stream_fence + ";  /* Nt(o) */\n";
@@ -659,13 +667,14 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       " * table:  {}\n"
       " * Layouts (element strides; see microkernels/CONTRACT.md):\n"
       " *   input   [N][H][W][C] = [{}][{}][{}][{}]  NHWC, not padded: padding taps are skipped\n"
-      " *   weights [K][{}][R][S] = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
+      " *   weights {} = [{}][{}][{}][{}]  KCRS (PyTorch, ONNX), packed once by {}_pack\n"
       " *           into {} floats: {}\n"
       " *   output  [N][Ho][Wo][K] = [{}][{}][{}][{}]  NHWC, overwritten\n"
       "{}"
       " */\n",
       CONVTUNE_VERSION, sh.to_string(), sh.name.empty() ? "" : " (" + sh.name + ")", sh.Ho(), sh.Wo(), sh.K, cfg,
-      threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C, g.groups > 1 ? "C/G" : "C", sh.K, sh.Cg(), sh.R, sh.S,
+      threads > 1 ? fmt::format("{} (OpenMP; compile with -fopenmp)", threads) : std::string("1"), isa.name, in.provenance.empty() ? "(none)" : in.provenance, sh.N, sh.H, sh.W, sh.C,
+      g.dw ? "[K][C/groups][R][S]" : g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]", sh.K, sh.Cg(), sh.R, sh.S,
       fn, packed,
       wino ? fmt::format("Winograd {5}: [{6}][Kp/{0}][C/{1}][{1}][{0}] (G g G^T), Kp = {2},\n"
                          " *           then {3} floats of scratch: [{6}][{4}][C] and [{6}][{4}][K], {4} tiles a block{7}",
@@ -673,7 +682,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
                          wino_transform(sh).name, wino_points(sh),
                          threads > 1 ? fmt::format(", once per thread ({})", threads) : std::string())
            : g.groups > 1 ? group_pack_doc(sh, isa.lanes, g.kb, g.cu)
-           : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
+           : g.dw ? fmt::format("[Kp/{0}][R][S][{0}], Kp = {1} (depthwise: channel k's taps in lane k % {0})", g.kb, Kp)
+                  : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
   // The entry point's parameters: bias and residual only with an epilogue.
   auto params_with = [&](const std::string& weights) {
@@ -725,7 +735,7 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, window_defines(sh, FN), 0, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
       to_string(in.epilogue), epilogue_header_doc(in.epilogue), params,
       wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "",
-      g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]");
+      g.dw ? "[K][1][R][S] (depthwise, groups = C = K)" : g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]");
   return out;
 }
 

@@ -73,6 +73,32 @@ IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin
   return t;
 }
 
+// The depthwise family's bounds (IsaDepthwiseSpace), read as the taps family's are.
+IsaDepthwiseSpace parse_depthwise_space(const nlohmann::json& j, const std::string& origin) {
+  const std::string p = "depthwise_space.";
+  auto dp = get<nlohmann::json>(j, "depthwise_space", origin);
+  if (!dp.is_object()) throw Error(fmt::format("ISA description {}: key 'depthwise_space' has the wrong type", origin));
+  IsaDepthwiseSpace d;
+  auto out = get<std::vector<int>>(dp, "output_regs", origin, p);
+  if (out.size() != 2 || out[0] < 1 || out[0] > out[1])
+    throw Error(fmt::format("ISA description {}: key '{}output_regs' takes [min, max] with 1 <= min <= max", origin, p));
+  d.out_min = out[0];
+  d.out_max = out[1];
+  d.rs_values = get<std::vector<int>>(dp, "rs_values", origin, p);
+  for (int x : d.rs_values)
+    if (x < 1) throw Error(fmt::format("ISA description {}: key '{}rs_values' takes integers of at least 1", origin, p));
+  d.max_unroll = get<int>(dp, "max_unroll", origin, p);
+  if (d.max_unroll < 1)
+    throw Error(fmt::format("ISA description {}: key '{}max_unroll' takes integers of at least 1", origin, p));
+  d.input_registers = get<int>(dp, "input_registers", origin, p);
+  if (d.input_registers < 0 || d.input_registers > 1)
+    throw Error(fmt::format("ISA description {}: key '{}input_registers' takes 0 or 1", origin, p));
+  d.reread_weights = get<int>(dp, "reread_weights", origin, p);
+  if (d.reread_weights < 0)
+    throw Error(fmt::format("ISA description {}: key '{}reread_weights' takes an integer of at least 0", origin, p));
+  return d;
+}
+
 std::set<std::string> cpuinfo_flags_uncapped() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -225,6 +251,7 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   isa.space.rs_values = get<std::vector<int>>(sp, "rs_values", origin);
   isa.space.rs_square_when_both_above_1 = sp.value("rs_square_when_both_above_1", true);
   isa.taps = parse_taps_space(j, origin);
+  isa.depthwise = parse_depthwise_space(j, origin);
   if (j.contains("emulation")) {
     auto em = get<nlohmann::json>(j, "emulation", origin);
     isa.emulation.cross_cc = get<std::string>(em, "cross_cc", origin);

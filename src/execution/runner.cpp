@@ -381,7 +381,7 @@ void Runner::measure_unit(const std::string& exe, const std::vector<UkCase>& cas
       const UkLayout& l = cases[todo[pos]].l;
       for (int64_t v : {int64_t(pos), int64_t(todo[pos] - base), int64_t(u.k), int64_t(u.c), int64_t(u.w),
                         int64_t(u.h), int64_t(u.r), int64_t(u.s), l.in_row, l.in_pix, l.stride, l.w_r, l.w_s,
-                        l.w_c, l.w_it, l.out_row, l.out_pix, l.stride_w, l.dil_h, l.dil_w})
+                        l.w_c, l.w_it, l.out_row, l.out_pix, l.stride_w, l.dil_h, l.dil_w, int64_t(u.dw)})
         argv.push_back(std::to_string(v));
     }
     size_t got = from;

@@ -13,16 +13,17 @@ namespace convtune {
 void ClassTable::select_and_classify() {
   // The epsilon keeps e.g. 80.00 selected at threshold 0.8 despite 0.8*100 rounding.
   const double cut = threshold * 100 - 1e-9;
-  std::map<std::tuple<int, int, int, int, int>, std::vector<int>> groups;
+  // Depthwise microkernels form classes of their own (UkSizes::dw).
+  std::map<std::tuple<bool, int, int, int, int, int>, std::vector<int>> groups;
   for (UkRecord& r : microkernels) {
     r.selected = r.status == Status::ok && r.percent_peak >= cut;
     if (r.selected)
-      groups[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(r.sizes.h);
+      groups[{r.sizes.dw, r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(r.sizes.h);
   }
   classes.clear();
   for (auto& [key, hs] : groups) {
     UkClass c;
-    std::tie(c.sizes.k, c.sizes.c, c.sizes.w, c.sizes.r, c.sizes.s) = key;
+    std::tie(c.sizes.dw, c.sizes.k, c.sizes.c, c.sizes.w, c.sizes.r, c.sizes.s) = key;
     c.sizes.h = 0;
     std::sort(hs.begin(), hs.end());
     hs.erase(std::unique(hs.begin(), hs.end()), hs.end());

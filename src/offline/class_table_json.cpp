@@ -168,8 +168,11 @@ json table_to_json(const ClassTable& t) {
   }
   j["microkernels"] = uks;
   json classes = json::array();
-  for (const UkClass& c : t.classes)
-    classes.push_back({{"sizes", sizes_json(c.sizes, false)}, {"h", c.h}});
+  for (const UkClass& c : t.classes) {
+    json cj = {{"sizes", sizes_json(c.sizes, false)}, {"h", c.h}};
+    if (c.sizes.dw) cj["family"] = "depthwise";  // a dense class's is implied
+    classes.push_back(cj);
+  }
   j["classes"] = classes;
   return j;
 }
@@ -222,7 +225,9 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
   t.counters = rd.str(j, "counters");
   if (has_families) {
     t.families = rd.strings(j, "families");
-    const auto& known = ukernel_families();
+    // The dense families and "depthwise" (ukernel.h: its microkernels are UkSizes::dw).
+    std::vector<std::string> known = ukernel_families();
+    known.push_back("depthwise");
     bool ok = !t.families.empty();
     for (size_t i = 0; i < t.families.size() && ok; ++i)
       ok = std::find(known.begin(), known.end(), t.families[i]) != known.end() &&
@@ -241,6 +246,7 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
       r.family = rd.str(uks[i], "family", p);
       if (std::find(t.families.begin(), t.families.end(), r.family) == t.families.end())
         rd.fail(p + "family", fmt::format("one of the table's families ({})", fmt::join(t.families, ", ")).c_str());
+      r.sizes.dw = r.family == "depthwise";
     }
     const std::optional<Status> status = status_from_text(rd.str(uks[i], "status", p));
     if (!status || std::find(kTableStatuses.begin(), kTableStatuses.end(), *status) == kTableStatuses.end())
@@ -270,6 +276,10 @@ ClassTable table_from_json(const json& j, const std::string& origin) {
     std::string p = fmt::format("classes[{}].", i);
     UkClass c;
     c.sizes = rd.sizes(classes[i], p, false);
+    if (classes[i].contains("family")) {
+      if (rd.str(classes[i], "family", p) != "depthwise") rd.fail(p + "family", "\"depthwise\" or no key (dense)");
+      c.sizes.dw = true;
+    }
     const json& hs = rd.list(classes[i], "h", p);
     if (hs.size() > kMaxListItems) rd.fail(p + "h", "a list of at most 4096 integers");
     for (size_t k = 0; k < hs.size(); ++k)

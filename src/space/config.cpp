@@ -40,7 +40,7 @@ int64_t dim_size(const Shape& s, Dim d, int64_t lanes) {
   switch (d) {
     case Dim::n: return s.N;
     case Dim::k: return s.padded_K(lanes);
-    case Dim::c: return s.C;
+    case Dim::c: return s.Cg();  // one group's channels: 1 for depthwise
     case Dim::h: return s.Ho();
     case Dim::w: return s.Wo();
     case Dim::r: return s.R;

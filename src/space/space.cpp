@@ -399,7 +399,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   const Shape shape = loop_shape(view_shape(view, sp.shape));
   const int64_t lanes = sp.lanes, Ho = shape.Ho();
   for (const UkRecord& r : table.microkernels) {
-    if (!r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
+    if (r.sizes.dw || !r.selected || r.status != Status::ok || !divides(r.sizes, r.sizes.h, shape, lanes)) continue;
     UkChoice ch;
     ch.uk = r.sizes;
     ch.fence = r.fence;
@@ -415,6 +415,7 @@ static void add_choices(Space& sp, const ClassTable& table, const View& view) {
   };
   std::vector<Combo> combos;
   for (const UkClass& cls : table.classes) {
+    if (cls.sizes.dw) continue;  // a depthwise shape's space is build_depthwise_space's
     auto member = [&](int h) -> const UkRecord* {
       UkSizes u = cls.sizes;
       u.h = h;
@@ -522,17 +523,74 @@ int64_t threaded_wino_block(const Shape& shape, int64_t threads) {
   return best ? best : over ? over : balanced(false);
 }
 
+namespace {
+
+// A depthwise shape (depthwise_shape, ukernel.h) is tiled by depthwise
+// microkernels only (CONTRACT.md "Depthwise microkernels"): k vectors over
+// the channels, w over Wo, h over Ho, c = 1, r = R and s = S (the taps in
+// registers, as oneDNN's jit_uni_dw_conv_kernel and XNNPACK's dwconv
+// unroll them). The table's depthwise microkernels that tile the shape;
+// without any, every one the ISA's depthwise family admits that does,
+// unmeasured (marked fallback): the loops above, the cache tiling these
+// memory-bound layers depend on, are what the search tunes. One view: Flat(hw)
+// and Wino(2) are not eligible with groups.
+Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
+  Space sp;
+  sp.shape = shape;
+  sp.lanes = lanes;
+  sp.threads = threads;
+  auto tiles = [&](const UkSizes& u) {
+    return u.dw && u.c == 1 && u.r == shape.R && u.s == shape.S && divides(u, u.h, shape, lanes);
+  };
+  for (const UkRecord& r : table.microkernels)
+    if (r.selected && r.status == Status::ok && tiles(r.sizes)) {
+      UkChoice ch;
+      ch.uk = r.sizes;
+      ch.fence = r.fence;
+      sp.choices.push_back(ch);
+    }
+  if (sp.choices.empty()) {
+    Isa isa;
+    try {
+      isa = load_isa(table.isa);
+    } catch (const Error&) {
+      throw Error(fmt::format("shape {}: the class table has no depthwise microkernel and its ISA {} is unknown to "
+                              "this build; use a table of a known ISA",
+                              shape.to_string(), table.isa));
+    }
+    for (const UkSizes& u : enumerate_ukernels(isa, "depthwise"))
+      if (tiles(u)) {
+        UkChoice ch;
+        ch.uk = u;
+        ch.fallback = true;
+        sp.choices.push_back(ch);
+      }
+    if (sp.choices.empty()) {
+      std::string rs;
+      for (int v : isa.depthwise.rs_values) rs += (rs.empty() ? "" : ", ") + std::to_string(v);
+      throw Error(fmt::format("shape {}: no {} depthwise microkernel tiles this shape: its filter is {}x{} and the "
+                              "depthwise family takes r and s in {{{}}} (depthwise_space.rs_values); use one of "
+                              "those filter sizes",
+                              shape.to_string(), isa.name, shape.R, shape.S, rs));
+    }
+    sp.note = fmt::format("the class table has no depthwise microkernels (convtune profile does not measure them "
+                          "yet): the space holds the {} unmeasured ones of the {} depthwise family that tile this shape",
+                          sp.choices.size(), isa.name);
+  }
+  restrict_to_parallel(sp);
+  return sp;
+}
+
+}  // namespace
+
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
   if (lanes < 1) throw Error(fmt::format("the vector length is {}; it must be >= 1", lanes));
   if (threads < 1) throw Error(fmt::format("--threads is {}; give at least 1", threads));
   validate_shape(shape);
-  // Grouped shapes tile one group under the g loop (config.h); depthwise with
-  // one output per group wants channels in the vector lanes, which needs its
-  // own microkernel family.
-  if (shape.groups != 1 && !has_group_loop(shape))
-    throw Error(fmt::format("shape {}: depthwise convolutions with one output per group (groups={}) have no "
-                            "kernels in this build; tune the other layers",
-                            shape.to_string(), shape.groups));
+  // Depthwise with one output per group: channels in the vector lanes, a
+  // microkernel family of its own; every other grouping tiles one group
+  // under the g loop (config.h g).
+  if (depthwise_shape(shape)) return build_depthwise_space(shape, table, lanes, threads);
   Space sp;
   sp.shape = shape;
   sp.lanes = lanes;
@@ -566,7 +624,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   // 000 §4.2 / Fig. 7: otherwise fall back to a sub-optimal microkernel, the fastest that divides.
   const UkRecord* best = nullptr;
   for (const UkRecord& r : table.microkernels)
-    if (r.status == Status::ok && divides(r.sizes, r.sizes.h, dense, lanes) &&
+    if (!r.sizes.dw && r.status == Status::ok && divides(r.sizes, r.sizes.h, dense, lanes) &&
         (!best || r.gflops > best->gflops))
       best = &r;
   if (!best) {
@@ -574,7 +632,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
     // bound): the best pair of one class among all that ran, selected or not.
     std::map<std::tuple<int, int, int, int, int>, std::vector<const UkRecord*>> classes;
     for (const UkRecord& r : table.microkernels)
-      if (r.status == Status::ok && divides(r.sizes, 1, dense, lanes))
+      if (!r.sizes.dw && r.status == Status::ok && divides(r.sizes, 1, dense, lanes))
         classes[{r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(&r);
     UkChoice pick;
     double pick_gflops = 0;
@@ -763,7 +821,8 @@ std::optional<UkPart> uk_part(const Config& c) {
 int choice_of(const Space& space, const Config& c) {
   const std::optional<UkPart> p = uk_part(c);
   if (!p) return -1;
-  const UkSizes& u = p->u;
+  UkSizes u = p->u;
+  u.dw = depthwise_shape(space.shape);  // the configuration's U sizes name a depthwise microkernel there
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
     if (ch.view != c.view) continue;

@@ -1,7 +1,8 @@
 // One generator for every ISA: intrinsic spellings come from Isa (000 §3.4:
 // unroll by duplicating the body with updated indices; V(k) vectorises the
 // weight and output accesses, and the input, which does not depend on k, is
-// broadcast).
+// broadcast). A depthwise microkernel (UkSizes::dw) is the same code with the
+// input vectorised too: its k is the input's channel.
 #include "convtune/ukernel/codegen.h"
 
 #include <algorithm>
@@ -14,6 +15,18 @@ namespace convtune {
 
 UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc) {
   UkLayout l;
+  if (u.dw) {  // C = K' channels, each c step the next set of taps' weights [r][s][K'] over the same input
+    const int64_t K = int64_t(u.k) * lanes;
+    l.in_pix = K;
+    l.in_row = (u.w + u.s - 1) * K;
+    l.w_c = K;
+    l.w_s = K;
+    l.w_r = u.s * K;
+    l.w_it = u.r * l.w_r;
+    l.out_pix = K;
+    l.out_row = u.w * K;
+    return l;
+  }
   const int64_t C = nc * u.c, K = int64_t(u.k) * lanes;
   const int64_t in_w = u.w + u.s - 1;
   l.in_pix = C;
@@ -129,9 +142,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
   };
   std::string o;
   o += fmt::format(
-      "/* {}: sizes k={} c={} w={} h={} r={} s={}; contract: microkernels/CONTRACT.md\n"
+      "/* {}: {}sizes k={} c={} w={} h={} r={} s={}; contract: microkernels/CONTRACT.md\n"
       "   layout IROW={} IPIX={} ST={} WR={} WS={} WC={} WIT={} OROW={} OPIX={}{} */\n",
-      name, u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c, l.w_it,
+      name, u.dw ? "depthwise, " : "", u.k, u.c, u.w, u.h, u.r, u.s, l.in_row, l.in_pix, l.stride, l.w_r, l.w_s, l.w_c, l.w_it,
       l.out_row, l.out_pix,
       l.stride_w == l.stride && l.dil_h == 1 && l.dil_w == 1
           ? std::string()
@@ -219,16 +232,21 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
             const int64_t row = v.in_rows.empty() ? h * l.stride * l.in_row : v.in_rows[size_t(h)];
             const int64_t off = row + r * l.dil_h * l.in_row + (w * l.stride_w + s * l.dil_w) * l.in_pix + cu;
             loop += "    {\n";
-            loop += fmt::format("      const {} x = {};\n", isa.vector_type,
-                                Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));
+            if (!u.dw)
+              loop += fmt::format("      const {} x = {};\n", isa.vector_type,
+                                  Isa::expand(isa.broadcast, {{"val", fmt::format("I[io + {}]", off)}}));
             if (kept < u.k) loop += fmt::format("      {}\n", kLaunder);
             for (int k = 0; k < u.k; ++k)
               if (lanes_of(k) > 0) {
                 ++fmas;
                 const std::string b = k < kept ? fmt::format("w_k{}", k)
                                                : Isa::expand(isa.load, {{"ptr", fmt::format("wq + {}", w_off(k))}});
+                // Depthwise: the input vector at the same channels as the
+                // output vector k, masked in the C tail like the store.
+                const std::string a =
+                    u.dw ? load_lanes(isa, fmt::format("I + io + {}", off + int64_t(k) * V), lanes_of(k)) : "x";
                 loop += fmt::format("      {} = {};\n", acc(h, w, k),
-                                    Isa::expand(isa.fma, {{"a", "x"}, {"b", b}, {"acc", acc(h, w, k)}}));
+                                    Isa::expand(isa.fma, {{"a", a}, {"b", b}, {"acc", acc(h, w, k)}}));
               }
             loop += "    }\n";
           }
@@ -239,7 +257,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       const int64_t ahead = (isa.output_ahead_fmas + fmas - 1) / fmas;  // c steps
       o += fmt::format("  const long po = nc > {0} ? nc - {0} : 0;  /* Pf(o): the c step that prefetches */\n", ahead);
     }
-    o += fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
+    // A depthwise c step reads the same input block (its channels are the outputs').
+    o += u.dw ? fmt::format("  for (long it = 0; it < nc; ++it, W += {}) {{\n", l.w_it)
+              : fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
     if (v.prefetch > 0) {
       o += "    if (it < pn) {\n";
       for (int j = 0; j < v.prefetch; ++j)
@@ -290,10 +310,10 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
 
 void reference_ukernel(const UkSizes& u, const UkLayout& l, int lanes, const float* I,
                        const float* W, float* O, int64_t nc, bool accumulate) {
-  // The driver's reference (microkernels/reference.c), so tests and profile judge alike.
+  // The driver's references (microkernels/reference.c), so tests and profile judge alike.
   const long d[CT_NPARAM] = {u.k,      u.c,      u.w,      u.h,     u.r,       u.s,       long(l.in_row),
                              long(l.in_pix), long(l.stride), long(l.w_r), long(l.w_s), long(l.w_c), long(l.w_it),
-                             long(l.out_row), long(l.out_pix), long(l.stride_w), long(l.dil_h), long(l.dil_w)};
+                             long(l.out_row), long(l.out_pix), long(l.stride_w), long(l.dil_h), long(l.dil_w), long(u.dw)};
   ct_ref_ukernel(d, lanes, I, W, O, long(nc), accumulate ? 1 : 0);
 }
 

@@ -7,11 +7,12 @@
 #include <fmt/format.h>
 
 #include "convtune/core/isa.h"
+#include "convtune/core/shape.h"
 
 namespace convtune {
 
 bool UkSizes::operator<(const UkSizes& o) const {
-  return std::tie(k, c, w, h, r, s) < std::tie(o.k, o.c, o.w, o.h, o.r, o.s);
+  return std::tie(dw, k, c, w, h, r, s) < std::tie(o.dw, o.k, o.c, o.w, o.h, o.r, o.s);
 }
 
 bool fence_fits(TapFence f, const UkSizes& u) {
@@ -39,11 +40,12 @@ std::string sizes_text(const UkSizes& u) {
 }
 
 std::string ukernel_name(const UkSizes& u, const std::string& isa) {
-  return "ct_ukernel_" + sizes_text(u) + "__" + isa;
+  return (u.dw ? "ct_dwkernel_" : "ct_ukernel_") + sizes_text(u) + "__" + isa;
 }
 
 bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa) {
-  const std::string prefix = "ct_ukernel_";
+  const bool dw = name.rfind("ct_dwkernel_", 0) == 0;
+  const std::string prefix = dw ? "ct_dwkernel_" : "ct_ukernel_";
   if (name.rfind(prefix, 0) != 0) return false;
   size_t sep = name.find("__", prefix.size());
   if (sep == std::string::npos || sep + 2 >= name.size()) return false;
@@ -56,6 +58,7 @@ bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa) {
     return false;
   if (v.k < 1 || v.c < 1 || v.w < 1 || v.h < 1 || v.r < 1 || v.s < 1) return false;
   if (sizes_text(v) != sizes) return false;  // no leading zeros or signs
+  v.dw = dw;
   *u = v;
   *isa = name.substr(sep + 2);
   return true;
@@ -71,6 +74,7 @@ bool contains(const std::vector<int>& v, int x) {
 
 // 000 §4.1: w*h*k accumulators and r*s*c*k weight vectors counted as registers.
 bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
+  if (u.dw) return false;
   if (u.k < 1 || u.c < 1 || u.w < 1 || u.h < 1) return false;
   if (u.k > sp.max_unroll || u.c > sp.max_unroll || u.w > sp.max_unroll || u.h > sp.max_unroll)
     return false;
@@ -88,6 +92,7 @@ bool paper_admits(const IsaSpace& sp, const UkSizes& u) {
 // r*s*c only grows the code, hence max_taps.
 bool taps_admits(const Isa& isa, const UkSizes& u) {
   const IsaTapsSpace& tp = isa.taps;
+  if (u.dw) return false;
   if (u.k < 1 || u.w < 1 || u.h < 1) return false;
   if (u.k > tp.max_unroll || u.w > tp.max_unroll || u.h > tp.max_unroll) return false;
   if (u.r != u.s || !contains(tp.filters, u.r)) return false;
@@ -96,6 +101,24 @@ bool taps_admits(const Isa& isa, const UkSizes& u) {
   const int out = u.out_regs();
   const int weights = std::max(1, u.k - tp.reread_weights);
   return out >= tp.out_min && out <= tp.out_max && out + weights + tp.broadcast_registers <= isa.vector_registers;
+}
+
+// The depthwise family (CONTRACT.md "Depthwise microkernels"): the emitted
+// code keeps w*h*k accumulators and one tap's k weight vectors live (less
+// reread_weights re-read at each use, one stays) and loads each input vector
+// for its multiply-add, a register for it where input_registers is 1 (x86
+// FMAs may fold the load; oneDNN's jit_uni_dw_conv_kernel keeps ur_w*ch
+// accumulators and one weight vector the same way). c is 1: a depthwise
+// output channel reads its own input channel only.
+bool depthwise_admits(const Isa& isa, const UkSizes& u) {
+  const IsaDepthwiseSpace& dp = isa.depthwise;
+  if (!u.dw || u.c != 1) return false;
+  if (u.k < 1 || u.w < 1 || u.h < 1) return false;
+  if (u.k > dp.max_unroll || u.w > dp.max_unroll || u.h > dp.max_unroll) return false;
+  if (!contains(dp.rs_values, u.r) || !contains(dp.rs_values, u.s)) return false;
+  const int out = u.out_regs();
+  const int weights = std::max(1, u.k - dp.reread_weights);
+  return out >= dp.out_min && out <= dp.out_max && out + weights + dp.input_registers <= isa.vector_registers;
 }
 
 }  // namespace
@@ -108,16 +131,20 @@ const std::vector<std::string>& ukernel_families() {
 bool family_admits(const Isa& isa, const std::string& family, const UkSizes& u) {
   if (family == "paper") return paper_admits(isa.space, u);
   if (family == "taps") return taps_admits(isa, u);
+  if (family == "depthwise") return depthwise_admits(isa, u);
   return false;
 }
 
 std::string ukernel_family(const Isa& isa, const UkSizes& u) {
+  if (u.dw) return depthwise_admits(isa, u) ? "depthwise" : "";
   for (const std::string& f : ukernel_families())
     if (family_admits(isa, f, u)) return f;
   return "";
 }
 
 bool ukernel_admitted(const Isa& isa, const UkSizes& u) { return !ukernel_family(isa, u).empty(); }
+
+bool depthwise_shape(const Shape& shape) { return shape.depthwise() && shape.Kg() == 1; }
 
 std::vector<UkSizes> enumerate_ukernels(const Isa& isa, const std::string& family) {
   std::vector<UkSizes> all;
@@ -139,6 +166,13 @@ std::vector<UkSizes> enumerate_ukernels(const Isa& isa, const std::string& famil
         for (int c : isa.taps.c_values)
           for (int w = 1; w <= m; ++w)
             for (int h = 1; h <= m; ++h) add(UkSizes{k, c, w, h, f, f});
+  } else if (family == "depthwise") {
+    const int m = isa.depthwise.max_unroll;
+    for (int r : isa.depthwise.rs_values)
+      for (int s : isa.depthwise.rs_values)
+        for (int k = 1; k <= m; ++k)
+          for (int w = 1; w <= m; ++w)
+            for (int h = 1; h <= m; ++h) add(UkSizes{k, 1, w, h, r, s, true});
   }
   return all;
 }

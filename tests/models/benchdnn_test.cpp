@@ -1,9 +1,8 @@
 // benchdnn's conv descriptors (models/benchdnn.h): benchdnn's defaults and
 // deductions, exact errors for bad input; then oneDNN's own shape lists
 // (tests/data/benchdnn/) as a corpus: every entry parses, every 2D one is a
-// shape that builds a space with the shipped AVX2 table (grouped ones are
-// refused while build_space has no grouped kernels), and a few of each file
-// tune and verify through the CLI.
+// shape that builds a space with the shipped AVX2 table, and a few of each
+// file tune and verify through the CLI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -153,22 +152,14 @@ TEST(Benchdnn, BadDescriptorsNameTheEntry) {
             "shape: groups=3 does not divide C=16; groups must divide both C and K");
 }
 
-// The refusal build_space gives grouped shapes until they have kernels:
-// when grouped and depthwise kernels land, this flips to building them.
-std::string grouped_refusal(const Shape& s) {
-  return fmt::format("shape {}: grouped and depthwise convolutions (groups={}) have no kernels in this build; tune "
-                     "the dense layers only",
-                     s.to_string(), s.groups);
-}
-
 struct FileFigures {
   size_t entries = 0, two_d = 0, shapes = 0, spaces = 0, unprofiled = 0;
   std::map<std::string, size_t> reasons;  // why an entry is not a space, by its first words
 };
 
 // Every entry parses; every 2D one is a shape or says why not; every shape
-// builds a space with the shipped AVX2 table (fallbacks included), except
-// grouped ones, refused exactly.
+// builds a space with the shipped AVX2 table (fallbacks included): dense,
+// grouped (config.h g) and depthwise (its own family) alike.
 TEST(BenchdnnCorpus, EveryEntryParsesAndEveryShapeBuildsASpace) {
   const ClassTable table = load_table("avx2", std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json");
   const int64_t lanes = load_isa("avx2").lanes;
@@ -189,12 +180,6 @@ TEST(BenchdnnCorpus, EveryEntryParsesAndEveryShapeBuildsASpace) {
       }
       ++f.shapes;
       EXPECT_EQ(parse_shape(e.shape.to_string()).to_string(), e.shape.to_string()) << file << ":" << e.line;
-      if (e.shape.groups != 1) {
-        EXPECT_EQ(error_of([&] { build_space(e.shape, table, lanes); }), grouped_refusal(e.shape))
-            << file << ":" << e.line;
-        ++f.reasons["grouped: no kernels in this build"];
-        continue;
-      }
       try {
         const Space sp = build_space(e.shape, table, lanes);
         EXPECT_FALSE(sp.choices.empty()) << file << ":" << e.line;
@@ -212,7 +197,7 @@ TEST(BenchdnnCorpus, EveryEntryParsesAndEveryShapeBuildsASpace) {
 }
 
 // A deterministic sample through the CLI (AVX2, one trial each): per file
-// the dense shape of fewest FLOPs and, where one exists, the fewest-FLOP one
+// the shape of fewest FLOPs and, where one exists, the fewest-FLOP one
 // that takes a fallback microkernel; each tunes and its kernel verifies.
 TEST(BenchdnnCorpus, ASampleTunesAndVerifies) {
   if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2";
@@ -221,7 +206,7 @@ TEST(BenchdnnCorpus, ASampleTunesAndVerifies) {
   for (const std::string& file : kFiles) {
     const BenchdnnEntry* pick[2] = {nullptr, nullptr};  // fewest FLOPs; fewest with a fallback
     for (const BenchdnnEntry& e : read_benchdnn(kDir + file)) {
-      if (!e.skip.empty() || e.shape.groups != 1) continue;
+      if (!e.skip.empty()) continue;
       const bool fallback = build_space(e.shape, table, 8).choices[0].fallback;
       for (int i : {0, 1})
         if ((i == 0 || fallback) && (!pick[i] || e.shape.flops() < pick[i]->shape.flops())) pick[i] = &e;

@@ -451,11 +451,14 @@ TEST(ClassTableTest, BadFamiliesAreRefused) {
   // A family the table does not list, though convtune knows it.
   EXPECT_EQ(err([](auto& j) { j["families"] = {"paper"}; }),
             msg("microkernels[5].family", "one of the table's families (paper)"));
-  const std::string families = "a list of distinct families from paper, taps";
+  const std::string families = "a list of distinct families from paper, taps, depthwise";
   EXPECT_EQ(err([](auto& j) { j["families"] = {"paper", "tapz"}; }), msg("families", families));
   EXPECT_EQ(err([](auto& j) { j["families"] = {"paper", "taps", "paper"}; }), msg("families", families));
   EXPECT_EQ(err([](auto& j) { j["families"] = nlohmann::json::array(); }), msg("families", families));
   EXPECT_EQ(err([](auto& j) { j.erase("families"); }), msg("families", "a list of at most 4096 strings"));
+  // A class is dense unless it says it is depthwise's.
+  EXPECT_EQ(err([](auto& j) { j["classes"][0]["family"] = "taps"; }),
+            msg("classes[0].family", "\"depthwise\" or no key (dense)"));
 }
 
 TEST(ClassTableTest, SummaryCountsEachFamily) {

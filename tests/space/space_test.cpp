@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
+#include "convtune/core/isa.h"
 #include "convtune/space/coordinates.h"
 #include "test_util.h"
 
@@ -845,13 +846,86 @@ TEST(Space, GroupedShapesTileOneGroupUnderTheGroupLoop) {
   }
 }
 
-// Until depthwise with one output per group has its own kernels, its shapes are refused, with the reason.
-TEST(Space, DepthwiseWithOneOutputPerGroupIsRefused) {
-  const Shape sh = parse_shape("K=32,C=32,H=14,R=3,groups=32");
-  EXPECT_EQ(error_of([&] { build_space(sh, table_of({uk_record(uk(1, 1, 7, 2), 90)}), 8); }),
-            "shape " + sh.to_string() +
-                ": depthwise convolutions with one output per group (groups=32) have no kernels in this build; tune "
-                "the other layers");
+// CONTRACT.md "Depthwise microkernels": a depthwise shape's choices are the
+// depthwise family's microkernels that tile it (r = R, s = S, c = 1, k over
+// the channel vectors), enumerated from the ISA's rule when the table has none.
+TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
+  const Shape sh = parse_shape("K=40,C=40,H=14,R=5,stride=2,groups=40");  // Ho = Wo = 7, Kp = 48 on 16 lanes
+  ClassTable t = yolo_table();                                            // dense microkernels only
+  const Space sp = build_space(sh, t, 16);
+  ASSERT_FALSE(sp.choices.empty());
+  const Isa isa = load_isa("avx512");
+  size_t expect = 0;
+  for (const UkSizes& u : enumerate_ukernels(isa, "depthwise"))
+    expect += u.r == 5 && u.s == 5 && 3 % u.k == 0 && 7 % u.w == 0 && 7 % u.h == 0;
+  EXPECT_EQ(sp.choices.size(), expect);
+  for (const UkChoice& ch : sp.choices) {
+    EXPECT_TRUE(ch.uk.dw && ch.fallback && !ch.pair) << ch.text();
+    EXPECT_EQ(ch.uk.c, 1);
+    EXPECT_EQ(ch.uk.r, 5);
+    EXPECT_EQ(ch.uk.s, 5);
+    EXPECT_EQ(ch.view.kind, View::rows);  // no Flat(hw) or Wino(2) with groups
+  }
+  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernels (convtune profile does not measure "
+                                 "them yet): the space holds the {} unmeasured ones of the avx512 depthwise family "
+                                 "that tile this shape",
+                                 expect));
+  // Sampled configurations are valid for the shape and map back to their choice.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 50; ++i) {
+    const Config c = sample_config(sp, rng);
+    EXPECT_NO_THROW(validate_config(c, sh, 16)) << to_string(c);
+    EXPECT_GE(choice_of(sp, c), 0) << to_string(c);
+  }
+  EXPECT_GT(sp.size(), 0);
+}
+
+// A table's depthwise microkernels, where it has them, and no dense one of
+// the same sizes; a dense shape's space the other way round. The table's JSON
+// keeps them apart (family "depthwise", classes of their own).
+TEST(DepthwiseSpace, TakesTheTablesDepthwiseMicrokernels) {
+  const Shape sh = parse_shape("K=32,C=32,H=8,R=3,groups=32"), dense = parse_shape("K=32,C=32,H=8,R=3");
+  UkRecord dw = uk_record(UkSizes{2, 1, 4, 1, 3, 3, true}, 90);
+  dw.name = "ct_dwkernel_k2c1w4h1r3s3__avx512";
+  dw.family = "depthwise";
+  ClassTable t = table_of({dw, uk_record(uk(2, 1, 4, 1, 3, 3), 90)});
+  t.families = {"paper", "depthwise"};
+  ASSERT_EQ(t.classes.size(), 2u);
+  const ClassTable back = table_from_json(table_to_json(t), "t.json");
+  ASSERT_EQ(back.microkernels.size(), 2u);
+  EXPECT_EQ(back.microkernels[0].sizes, dw.sizes);
+  ASSERT_EQ(back.classes.size(), 2u);
+  EXPECT_NE(back.classes[0].sizes.dw, back.classes[1].sizes.dw);
+  for (const ClassTable* table : {static_cast<const ClassTable*>(&t), &back}) {
+    const Space sp = build_space(sh, *table, 16);
+    ASSERT_EQ(sp.choices.size(), 1u);
+    EXPECT_EQ(sp.choices[0].uk, dw.sizes);
+    EXPECT_FALSE(sp.choices[0].fallback);
+    EXPECT_EQ(sp.note, "");
+    const Space ds = build_space(dense, *table, 16);
+    for (const UkChoice& ch : ds.choices) EXPECT_FALSE(ch.uk.dw) << ch.text();
+  }
+}
+
+// --threads 2: every choice takes a P over k, h or w.
+TEST(DepthwiseSpace, ThreadsGiveAParallelLoop) {
+  const Shape sh = parse_shape("K=32,C=32,H=28,R=3,groups=32");
+  const Space sp = build_space(sh, yolo_table(), 8, 2);
+  ASSERT_TRUE(sp.parallel);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20; ++i) {
+    const Config c = sample_config(sp, rng);
+    ASSERT_EQ(c.specs[0].kind, SpecKind::P) << to_string(c);
+    EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
+  }
+}
+
+// What stays refused says so in one line: filters the depthwise family has no r, s for.
+TEST(DepthwiseSpace, RefusesWhatItCannotTile) {
+  EXPECT_EQ(error_of([] { build_space(parse_shape("K=32,C=32,H=12,R=9,groups=32"), yolo_table(), 16); }),
+            "shape N=1,K=32,C=32,H=12,W=12,R=9,S=9,stride=1,pad=4,groups=32: no avx512 depthwise microkernel tiles "
+            "this shape: its filter is 9x9 and the depthwise family takes r and s in {1, 3, 5, 7} "
+            "(depthwise_space.rs_values); use one of those filter sizes");
 }
 
 }  // namespace

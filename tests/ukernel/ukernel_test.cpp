@@ -4,10 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
+#include "convtune/core/shape.h"
 #include "convtune/core/isa.h"
 #include "convtune/offline/profile.h"
 #include "convtune/ukernel/ukernel.h"
@@ -187,6 +192,95 @@ TEST(Isa, BadDescriptionNamesTheKey) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "ISA description x.json: key 'vector_registers' is missing");
   }
+}
+
+// CONTRACT.md "Depthwise microkernels": a name of its own, read back with the family.
+TEST(DepthwiseUkernel, NameIsItsOwnAndRoundTrips) {
+  UkSizes u{2, 1, 4, 1, 3, 3, true};
+  EXPECT_EQ(ukernel_name(u, "avx512"), "ct_dwkernel_k2c1w4h1r3s3__avx512");
+  EXPECT_EQ(sizes_text(u), "k2c1w4h1r3s3");  // the configuration's U sizes, as for a dense one
+  UkSizes v;
+  std::string isa;
+  ASSERT_TRUE(parse_ukernel_name("ct_dwkernel_k2c1w4h1r3s3__avx512", &v, &isa));
+  EXPECT_EQ(v, u);
+  EXPECT_EQ(isa, "avx512");
+  ASSERT_TRUE(parse_ukernel_name("ct_ukernel_k2c1w4h1r3s3__avx512", &v, &isa));
+  EXPECT_FALSE(v.dw);
+  EXPECT_NE(v, u);  // the same unroll factors name two microkernels
+  EXPECT_FALSE(parse_ukernel_name("ct_dwkernel_k2c1w4h1r3__avx512", &v, &isa));
+}
+
+// The family's rule is the ISA's depthwise_space: w*h*k + max(1, k - reread) + input registers
+// within the register file, c = 1, r and s from rs_values; no dense family admits one.
+TEST(DepthwiseUkernel, FamilyRuleIsTheIsaData) {
+  const Isa avx2 = load_isa("avx2"), avx512 = load_isa("avx512");
+  EXPECT_EQ(ukernel_family(avx2, UkSizes{1, 1, 14, 1, 3, 3, true}), "depthwise");  // 14 + 1 + 1 = 16
+  EXPECT_EQ(ukernel_family(avx2, UkSizes{1, 1, 15, 1, 3, 3, true}), "");           // 15 > output_regs 14
+  EXPECT_EQ(ukernel_family(avx2, UkSizes{2, 1, 3, 2, 5, 5, true}), "depthwise");   // 12 + 2 + 1 = 15
+  EXPECT_EQ(ukernel_family(avx2, UkSizes{2, 1, 7, 1, 3, 3, true}), "");            // 14 + 2 + 1 = 17
+  EXPECT_EQ(ukernel_family(avx512, UkSizes{4, 1, 7, 1, 7, 7, true}), "depthwise"); // 28 + 4 + 0 = 32
+  EXPECT_EQ(ukernel_family(avx512, UkSizes{1, 2, 7, 1, 3, 3, true}), "");          // c is 1
+  EXPECT_EQ(ukernel_family(avx512, UkSizes{1, 1, 1, 1, 9, 9, true}), "");          // 9 not in rs_values
+  EXPECT_EQ(ukernel_family(avx512, UkSizes{1, 1, 1, 1, 1, 3, true}), "depthwise"); // r and s apart
+  for (const std::string& f : ukernel_families()) EXPECT_FALSE(family_admits(avx512, f, UkSizes{2, 1, 7, 1, 3, 3, true})) << f;
+  // The dense space (what profile measures) holds none; the family's own enumeration only such.
+  for (const UkSizes& u : enumerate_ukernels(avx512)) ASSERT_FALSE(u.dw);
+  const std::vector<UkSizes> dw = enumerate_ukernels(avx2, "depthwise");
+  ASSERT_FALSE(dw.empty());
+  for (const UkSizes& u : dw) {
+    EXPECT_TRUE(u.dw && u.c == 1);
+    EXPECT_LE(u.out_regs() + u.k + 1, avx2.vector_registers) << sizes_text(u);
+  }
+  EXPECT_TRUE(depthwise_shape(parse_shape("K=32,C=32,H=8,R=3,groups=32")));
+  EXPECT_FALSE(depthwise_shape(parse_shape("K=64,C=32,H=8,R=3,groups=32")));  // channel multiplier 2
+  EXPECT_FALSE(depthwise_shape(parse_shape("K=32,C=32,H=8,R=3,groups=4")));
+  EXPECT_FALSE(depthwise_shape(parse_shape("K=32,C=32,H=8,R=3")));
+}
+
+// The generated code reads the input as vectors at the block's channels
+// (masked in the C tail, as the store), never broadcasts, and keeps io fixed
+// over its c steps (CONTRACT.md "Depthwise microkernels"); text only, every ISA.
+TEST(DepthwiseUkernel, LoadsInputVectorsNotBroadcasts) {
+  for (const char* name : {"avx512", "avx2", "neon"}) {
+    const Isa isa = load_isa(name);
+    const UkSizes u{2, 1, 3, 1, 3, 3, true};
+    UkVariant tail;
+    tail.k_lanes = isa.lanes + 3;
+    for (const UkVariant& v : {UkVariant{}, tail}) {
+      const std::string code = emit_ukernel(isa, u, profile_layout(u, isa.lanes, 4), "uk", v);
+      EXPECT_EQ(code.find("I[io"), std::string::npos) << name << code;  // a dense one broadcasts I[io + ...]
+      const std::string second = "I + io + " + std::to_string(isa.lanes);
+      EXPECT_NE(code.find(v.k_lanes ? load_lanes(isa, second, 3) : load_lanes(isa, second, isa.lanes)),
+                std::string::npos)
+          << name << code;
+      EXPECT_EQ(code.find("io +="), std::string::npos) << name << code;
+      EXPECT_NE(code.find("uk: depthwise, sizes"), std::string::npos) << name << code;
+    }
+  }
+}
+
+// A missing or bad key of depthwise_space is one line naming it with its block.
+TEST(DepthwiseUkernel, BadDepthwiseSpaceNamesTheKey) {
+  const nlohmann::json good = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
+  auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    return test::error_of([&] { parse_isa(j.dump(), "x.json"); });
+  };
+  EXPECT_EQ(err([](auto&) {}), "no error");
+  EXPECT_EQ(err([](auto& j) { j.erase("depthwise_space"); }), "ISA description x.json: key 'depthwise_space' is missing");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"] = 3; }),
+            "ISA description x.json: key 'depthwise_space' has the wrong type");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"].erase("rs_values"); }),
+            "ISA description x.json: key 'depthwise_space.rs_values' is missing");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"]["output_regs"] = {3, 2}; }),
+            "ISA description x.json: key 'depthwise_space.output_regs' takes [min, max] with 1 <= min <= max");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"]["rs_values"] = {3, 0}; }),
+            "ISA description x.json: key 'depthwise_space.rs_values' takes integers of at least 1");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"]["input_registers"] = 2; }),
+            "ISA description x.json: key 'depthwise_space.input_registers' takes 0 or 1");
+  EXPECT_EQ(err([](auto& j) { j["depthwise_space"]["reread_weights"] = -1; }),
+            "ISA description x.json: key 'depthwise_space.reread_weights' takes an integer of at least 0");
 }
 
 }  // namespace

@@ -36,6 +36,19 @@ struct IsaTapsSpace {
   int reread_weights = 0;
 };
 
+// Bounds of the "depthwise" family (microkernels/CONTRACT.md "Depthwise
+// microkernels"): channels in the lanes, c = 1, r and s the filter's. The
+// rule is in src/ukernel/ukernel.cpp: w*h*k accumulators, one tap's weight
+// vectors (less reread_weights, at least one) and input_registers for the
+// input vector against Isa::vector_registers.
+struct IsaDepthwiseSpace {
+  int out_min = 1, out_max = 28;  // w*h*k accumulators
+  std::vector<int> rs_values{1, 3, 5, 7};  // r and s, each one of these
+  int max_unroll = 16;            // bound on w, h, k
+  int input_registers = 1;        // 0 or 1: the input vector's register
+  int reread_weights = 0;         // as IsaTapsSpace::reread_weights
+};
+
 // How code of an ISA of another architecture runs here (empty qemu: it cannot).
 struct IsaEmulation {
   std::string cross_cc;               // default cross compiler; $CROSS_CC overrides
@@ -81,6 +94,7 @@ struct Isa {
   int peak_accumulators = 24;          // independent FMA chains for the peak loop
   IsaSpace space;       // the paper family (000 §4.1)
   IsaTapsSpace taps;    // the taps family
+  IsaDepthwiseSpace depthwise;  // the depthwise family
   IsaEmulation emulation;
 
   /// Fills a template: expand(fma, {{"a", x}, {"b", y}, {"acc", z}}).

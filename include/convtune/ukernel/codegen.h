@@ -62,7 +62,8 @@ struct UkVariant {
 
 /// The layout of the offline measurement: C = nc*size_c channels,
 /// K' = size_k*lanes, output size_h x size_w, stride 1, weights packed in the
-/// microkernel's order (CONTRACT.md).
+/// microkernel's order (CONTRACT.md). Depthwise: C = K' channels, weights
+/// [nc][r][s][K'].
 UkLayout profile_layout(const UkSizes& u, int lanes, int64_t nc);
 
 /// What every generated file starts with: the ISA's header and prelude.
