@@ -49,4 +49,11 @@ namespace convtune {
 /// its reason, the notes, and a summary line.
 std::string onnx_report(const OnnxModel& m);
 
+/// The `layers` tables' columns K to MFLOP (no layer name), the header first,
+/// then one row per shape: stride "2" or "2x1" (h x w), pad "1" or "0,1,1,2"
+/// (top, left, bottom, right; the column as wide as its longest entry), dil
+/// "1" or "2x1", groups. Plain shapes read as they always have, two columns
+/// (dil, groups) added.
+std::vector<std::string> shape_columns(const std::vector<Shape>& shapes);
+
 }  // namespace convtune
