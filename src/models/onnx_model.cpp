@@ -508,7 +508,8 @@ std::optional<std::vector<Ints>> split_dims(const onnx::NodeProto& n, const Tens
 }
 
 // Data movement: Transpose, Flatten, Gather, Pad, Expand, Tile, DepthToSpace, SpaceToDepth.
-std::optional<Ints> movement_dims(const onnx::NodeProto& n, const Tensors& t, const std::vector<std::optional<Ints>>& in) {
+std::optional<Ints> movement_dims(const onnx::NodeProto& n, const Tensors& t,
+                                  const std::vector<std::optional<Ints>>& in) {
   const std::string& op = n.op_type();
   const Ints& d = *in[0];
   const Ints* v1 = n.input_size() > 1 ? t.value(n.input(1)) : nullptr;
@@ -629,12 +630,16 @@ std::vector<Ints> node_dims_of(const onnx::NodeProto& n, const Tensors& t) {
   if (kSameDims.count(op)) o = d;
   else if (op == "Shape") o = Ints{int64_t(d.size())};
   else if (op == "Size") o = Ints{};
-  else if (op == "Reshape") o = n.input_size() > 1 && t.value(n.input(1)) ? reshape_dims(d, *t.value(n.input(1)), int_attr(n, "allowzero", 0) != 0) : std::nullopt;
+  else if (op == "Reshape" && n.input_size() > 1 && t.value(n.input(1)))
+    o = reshape_dims(d, *t.value(n.input(1)), int_attr(n, "allowzero", 0) != 0);
   else if (op == "Squeeze" || op == "Unsqueeze") o = squeeze_dims(n, t, d);
   else if (op == "Slice") o = slice_dims(n, t, d);
   else if (kReduce.count(op)) o = reduce_dims(n, t, d);
   else if (op == "Resize" || op == "Upsample") o = resize_dims(n, t, d);
-  else if (kGlobalPools.count(op) && d.size() >= 3) o = [&] { Ints g(d.size(), 1); g[0] = d[0], g[1] = d[1]; return g; }();
+  else if (kGlobalPools.count(op) && d.size() >= 3) {
+    o = Ints(d.size(), 1);
+    (*o)[0] = d[0], (*o)[1] = d[1];
+  }
   else if (kWindows.count(op)) o = window_dims(n, d, ints(n, "kernel_shape", {}), d.size() >= 2 ? d[1] : 0);
   else if (op == "Conv" && in.size() > 1 && in[1] && in[1]->size() >= 2)
     o = window_dims(n, d, ints(n, "kernel_shape", Ints(in[1]->begin() + 2, in[1]->end())), (*in[1])[0]);
@@ -677,7 +682,8 @@ std::optional<Ints> node_values(const onnx::NodeProto& n, const Tensors& t) {
   if (op == "Constant") {
     for (const auto& a : n.attribute()) {
       if (a.name() == "value" && a.has_t()) return tensor_values<int64_t>(a.t());
-      if (a.name() == "value_ints" && size_t(a.ints_size()) <= kMostValues) return Ints(a.ints().begin(), a.ints().end());
+      if (a.name() == "value_ints" && size_t(a.ints_size()) <= kMostValues)
+        return Ints(a.ints().begin(), a.ints().end());
       if (a.name() == "value_int") return Ints{a.i()};
     }
     return std::nullopt;
@@ -745,7 +751,8 @@ std::optional<Ints> node_values(const onnx::NodeProto& n, const Tensors& t) {
 // the dims of any output inference left unknown.
 void propagate(const onnx::GraphProto& g, Tensors& t) {
   for (const auto& n : g.node()) {
-    if ((!n.domain().empty() && n.domain() != "ai.onnx") || n.output_size() == 0) continue;  // a custom op's outputs stay unknown
+    // A custom op's outputs stay unknown.
+    if ((!n.domain().empty() && n.domain() != "ai.onnx") || n.output_size() == 0) continue;
     if (!t.values.count(n.output(0)))
       if (auto v = node_values(n, t); v && v->size() <= kMostValues) t.values[n.output(0)] = *v;
     bool known = true;
@@ -819,7 +826,9 @@ std::string unknown_input_reason(const Graph& gr, const Tensors& t, const std::s
       std::vector<std::string> d;
       if (in->type().has_tensor_type() && in->type().tensor_type().has_shape())
         for (const auto& a : in->type().tensor_type().shape().dim())
-          d.push_back(a.has_dim_value() ? std::to_string(a.dim_value()) : a.dim_param().empty() ? "?" : escape_text(a.dim_param()));
+          d.push_back(a.has_dim_value()         ? std::to_string(a.dim_value())
+                      : a.dim_param().empty() ? "?"
+                                              : escape_text(a.dim_param()));
       return fmt::format("its input '{}' has no static shape: the model's input '{}' has dims [{}]; export the model "
                          "with fixed input sizes (torch.onnx.export with a concrete example input, no dynamic_axes)",
                          x, escape_text(u), fmt::join(d, ","));
@@ -899,7 +908,8 @@ std::string conv_attr_problem(const Ints& dims, const Ints& kernel, const Ints& 
     return fmt::format("auto_pad='{}' is none of NOTSET, SAME_UPPER, SAME_LOWER and VALID; the model is invalid",
                        escape_text(auto_pad));
   if (kernel[0] != R || kernel[1] != S)
-    return fmt::format("kernel_shape={} differs from the weights' {},{}; the model is inconsistent", join(kernel), R, S);
+    return fmt::format("kernel_shape={} differs from the weights' {},{}; the model is inconsistent", join(kernel), R,
+                       S);
   if (!positive(strides, 1) || !positive(dil, 1) || (!automatic && !positive(pads, 0)))
     return fmt::format("strides={} dilations={} pads={}: strides and dilations must be at least 1, pads at least 0; "
                        "the model is invalid",

@@ -25,7 +25,8 @@ std::string pad_text(const Shape& s) {
 std::vector<std::string> shape_columns(const std::vector<Shape>& shapes) {
   size_t pw = 3;  // "pad"
   for (const auto& s : shapes) pw = std::max(pw, pad_text(s).size());
-  std::vector<std::string> v{fmt::format("{:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>{}} {:>3} {:>6} {:>4} {:>4} {:>9}",
+  std::vector<std::string> v{fmt::format("{:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>{}} {:>3} {:>6} {:>4} {:>4} "
+                                         "{:>9}",
                                          "K", "C", "H", "W", "R", "S", "stride", "pad", pw, "dil", "groups", "Ho", "Wo",
                                          "MFLOP")};
   for (const auto& s : shapes)
