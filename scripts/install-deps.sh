@@ -6,10 +6,11 @@ pkgs=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libfmt-de
       libpapi-dev libgtest-dev python3-matplotlib libdnnl-dev libopenblas-dev
       clang libclang-rt-dev libomp-dev   # the ASan/UBSan + libFuzzer build (scripts/build.sh asan)
       slurm-wlm munge parallel           # tuning on a cluster: tests/cluster/, bench/cluster/
-      libonnx-dev libprotobuf-dev        # --onnx (bench/models.py also needs python3-torch, -torchvision)
+      libonnx-dev libprotobuf-dev        # --onnx
       libxnnpack-dev libpthreadpool-dev  # the XNNPACK baseline of bench
       libxsmm-dev                        # the LIBXSMM baseline of bench
-      python3-torch python3-onnx)        # bench/pytorch_conv.py, bench/models.py; tests/data/make_fault_models.py
+      python3-torch python3-onnx         # bench/pytorch_conv.py, bench/models.py; tests/data/make_*_models.py
+      python3-torchvision)               # bench/models.py
 # NEON under qemu-aarch64 on other hosts (tests/neon_test.cpp); AArch64 runs it natively.
 [ "$(uname -m)" = aarch64 ] || pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()

@@ -49,16 +49,10 @@ Runner setup_layers(CLI::App* sub) {
     } else {
       for (const auto& net : zoo()) shapes.insert(shapes.end(), net.layers.begin(), net.layers.end());
     }
-    std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9}\n",
-                           "layer", "K", "C", "H", "W", "R", "S", "stride", "pad", "Ho", "Wo", "MFLOP")
-                   .c_str(),
-               stdout);
-    for (const auto& s : shapes)
-      std::fputs(fmt::format("{:<14} {:>6} {:>5} {:>4} {:>4} {:>2} {:>2} {:>6} {:>3} {:>4} {:>4} {:>9.1f}\n",
-                             layer_id(s), s.K, s.C, s.H, s.W, s.R, s.S, s.stride(), s.pad(), s.Ho(), s.Wo(),
-                             s.flops() * 1e-6)
-                     .c_str(),
-                 stdout);
+    const std::vector<std::string> cols = shape_columns(shapes);
+    std::fputs(fmt::format("{:<14} {}\n", "layer", cols[0]).c_str(), stdout);
+    for (size_t i = 0; i < shapes.size(); ++i)
+      std::fputs(fmt::format("{:<14} {}\n", layer_id(shapes[i]), cols[i + 1]).c_str(), stdout);
     return 0;
   };
 }

@@ -115,16 +115,17 @@ TEST(LibraryBench, FakeLibrarySeesTheNetworkInOrder) {
   EXPECT_EQ(j["layers"][0]["library"]["impl"], "fake_conv");
   EXPECT_EQ(j["layers"][0]["count"], 2);
 
-  // An ONNX model: its supported Conv nodes in graph order (stem, a, b, pw;
-  // three skipped), each as its distinct layer.
+  // An ONNX model: its Conv nodes in graph order (stem, a, b, pw), each as
+  // its distinct layer. plain.onnx: the fake's descriptor has one stride and
+  // one pad, and no groups or dilation.
   if (!onnx_supported()) GTEST_SKIP() << "this convtune was built without the ONNX library (libonnx-dev)";
   r = run_cli("bench --library " + dir.file("lib") + " --onnx " + CONVTUNE_SOURCE_DIR +
-              "/tests/data/small.onnx --threads 1 --min-repeat-ms 1 --repeat 1 -q --json");
+              "/tests/data/plain.onnx --threads 1 --min-repeat-ms 1 --repeat 1 -q --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto m = nlohmann::json::parse(r.out);
-  EXPECT_EQ(m["sequence"], nlohmann::json({"small-2", "small-0", "small-0", "small-1"}));
+  EXPECT_EQ(m["sequence"], nlohmann::json({"plain-2", "plain-0", "plain-0", "plain-1"}));
   ASSERT_EQ(m["layers"].size(), 3u);
-  EXPECT_EQ(m["layers"][1]["layer"], "small-0");
+  EXPECT_EQ(m["layers"][1]["layer"], "plain-0");
   EXPECT_EQ(m["layers"][1]["count"], 2);
 }
 
