@@ -85,7 +85,8 @@ double expected_gain(const BudgetLayer& l, const BudgetRule& rule) {
     const int64_t span = n - 1 - from;
     if (span > 0) observed = (c[size_t(from)] - c.back()) / c[size_t(from)] / double(span);
   }
-  // Ansor's optimistic prior (§6.2) fades as the layer's own history grows.
+  // Ansor's optimistic guess for a task with little history (Zheng et al. 2020 §6) fades as
+  // the layer's own history grows.
   return (rule.prior_trials * rule.prior_gain + double(n) * observed) / (rule.prior_trials + double(n));
 }
 

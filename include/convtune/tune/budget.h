@@ -1,7 +1,7 @@
 #pragma once
 // The time budget of `convtune tune --budget` over many layers: the duration
 // text, and the rule that gives the next batch of candidates to one layer, in
-// the spirit of Ansor's task scheduler (Zheng et al., OSDI 2020, §6): every
+// the spirit of Ansor's task scheduler (Zheng et al. 2020 §6): every
 // layer first gets an opening batch, then the batch goes to the layer with the
 // largest expected gain of the model's time per second of tuning. Pure
 // functions: network_tune.cpp measures, this file decides (docs/budget.md).
@@ -23,7 +23,7 @@ struct BudgetLayer {
   double count = 1;              // nodes of this shape in the model (ONNX counts)
   int64_t trials = 0;            // candidates in its log
   int64_t cap = 0;               // --trials: at most this many (0: no cap)
-  bool exhausted = false;        // the strategy has nothing left to try
+  bool exhausted = false;        // the strategy has nothing left to try (or a batch measured nothing)
   bool opened = false;           // it has had its opening batch (its seconds per trial are known)
   double seconds_per_trial = 0;  // measured tuning time per candidate (0: unknown)
   double closing_s = 0;          // estimated time of its closing phase (0: unknown)
