@@ -71,6 +71,11 @@ std::string network_json(const NetworkTuneOptions& opt, const NetworkTuneResult&
   return j.dump() + "\n";
 }
 
+std::string budget_text(const NetworkTuneOptions& opt, const NetworkTuneResult& res) {
+  return fmt::format("budget: {} of {} spent, this run's closing phase included; this run's wall time {:.1f} s\n",
+                     format_duration(res.budget_spent_s), format_duration(opt.budget_s), res.wall_s);
+}
+
 std::string network_text(const NetworkTuneOptions& opt, const NetworkTuneResult& res) {
   std::string o = fmt::format("\n{:<14} {:>9} {:>8} {:>7}  {}\n", "layer", "GFLOP/s", "% peak", "trials", "config");
   for (const auto& r : res.layers)
@@ -80,15 +85,16 @@ std::string network_text(const NetworkTuneOptions& opt, const NetworkTuneResult&
   o += fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms{}\n",
                    res.flop_weighted_percent_peak, res.network_seconds * 1e3,
                    res.layers[0].emulated ? " (emulated: timings not meaningful)" : "");
-  if (opt.budget_s > 0)
-    o += fmt::format("budget: {} of {} spent, this run's closing phase included; this run's wall time {:.1f} s\n",
-                     format_duration(res.budget_spent_s), format_duration(opt.budget_s), res.wall_s);
+  if (opt.budget_s > 0) o += budget_text(opt, res);
   return o;
 }
 
 void print_summaries(const NetworkTuneOptions& opt, const std::vector<int>& counts, NetworkTuneResult& res) {
   sum_network(res, counts);
-  if (res.layers.size() < 2) return;
+  if (res.layers.size() < 2) {
+    if (opt.budget_s > 0 && !opt.json) opt.print(budget_text(opt, res));  // one job's budget
+    return;
+  }
   opt.print(opt.json ? network_json(opt, res) : network_text(opt, res));
 }
 
