@@ -10,8 +10,9 @@
 #include "shape_args.h"
 #include "convtune/core/error.h"
 #include "convtune/search/search.h"
+#include "convtune/tune/budget.h"
+#include "convtune/tune/network_tune.h"
 #include "convtune/tune/tune.h"
-#include "convtune/tune/tune_compare.h"
 #include "convtune/tune/warm_start.h"
 
 namespace convtune::cli {
@@ -26,6 +27,7 @@ struct TuneArgs {
   bool no_onednn = false;
   int64_t job_index = -1;  // --job-index: one job of the selection
   std::string epilogue = "none";
+  std::string budget;  // --budget DURATION
 };
 
 }  // namespace
@@ -53,6 +55,9 @@ Runner setup_tune(CLI::App* sub) {
       ->check(number_in(0, 1, "[)", "a probability"));
   sub->add_option("--trials", o.trials, "candidates to measure (a resumed log counts)")->capture_default_str()
       ->check(trials_check());
+  sub->add_option("--budget", a->budget,
+                  "tune every layer of the selection within this time (90s, 10m, 1h30m or seconds): batches go to "
+                  "the layers expected to gain the most per second; --trials then caps each layer (docs/budget.md)");
   sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str()
       ->check(seed_check());
   add_measure_options(sub, o);
@@ -98,64 +103,23 @@ Runner setup_tune(CLI::App* sub) {
     check_tune_options(a->opt);  // every argument before any table is loaded
     if (!a->opt.start_from.empty())
       for (const Shape& s : shapes) start_log_path(a->opt.start_from, layer_id(s));  // every layer's, first
-    std::vector<TuneResult> results;
-    for (const Shape& s : shapes) {
-      TuneOptions o = a->opt;
-      o.shape = s;
-      if (many && !o.out_dir.empty()) o.out_dir += "/" + layer_id(s);
-      o.table_warning = results.empty();  // the same table for every layer: warn once
-      TuneResult r = run_tune(o);
-      std::string text = a->json ? tune_json(r) : tune_summary(r);
-      if (!a->no_onednn && r.has_best && !r.interrupted && !r.emulated) {  // oneDNN on the same shape, when built in
-        OnednnComparison c = compare_onednn(r, o);
-        if (a->json) {
-          auto j = nlohmann::json::parse(text);
-          j["onednn"] = onednn_json(c);
-          text = j.dump() + "\n";
-        } else {
-          text += onednn_text(c, r.peak_gflops);
-        }
-      }
+    NetworkTuneOptions n{a->opt, many, a->json, !a->no_onednn,
+                         !a->which.onnx.empty() ? a->which.onnx : a->which.network};
+    if (!a->budget.empty()) {
+      n.budget_s = parse_duration(a->budget);
+      n.trials_cap = sub->count("--trials") > 0;
+      if (n.tune.out_dir.empty())
+        throw Error("--budget keeps the time it has spent in <out>/budget.json; give --out DIR");
+      // One job's budget is its layer's own, beside its log.
+      n.budget_file = n.tune.out_dir + (many && a->job_index >= 0 ? "/" + layer_id(shapes[0]) : "") + "/budget.json";
+    }
+    n.print = [](const std::string& text) {
       std::fputs(text.c_str(), stdout);
       std::fflush(stdout);
-      results.push_back(r);
-      if (r.interrupted) return 130;
-    }
-    if (results.size() > 1) {
-      // An ONNX model's shape stands for `count` nodes: the network is the sum over its nodes.
-      const std::vector<int> counts = a->job_index >= 0 ? std::vector<int>() : selected_counts(a->which);
-      double flops = 0, time = 0, weighted = 0;
-      for (size_t i = 0; i < results.size(); ++i) {
-        const TuneResult& r = results[i];
-        const double n = i < counts.size() ? counts[i] : 1;
-        double pct = r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0;
-        flops += n * r.shape.flops();
-        weighted += n * r.shape.flops() * pct;
-        if (r.has_best) time += n * r.best.seconds;
-      }
-      if (a->json) {  // the last JSON line: the network as a whole
-        nlohmann::json j{{"network", !a->which.onnx.empty() ? a->which.onnx : a->which.network},
-                         {"layers", results.size()},
-                         {"flop_weighted_percent_peak", weighted / flops},
-                         {"network_seconds", time}};
-        if (results[0].emulated) j["emulated"] = true;
-        std::fputs((j.dump() + "\n").c_str(), stdout);
-        return 0;
-      }
-      std::fputs(fmt::format("\n{:<14} {:>9} {:>8} {:>7}  {}\n", "layer", "GFLOP/s", "% peak", "trials", "config").c_str(),
-                 stdout);
-      for (const auto& r : results)
-        std::fputs(fmt::format("{:<14} {:>9.1f} {:>8.1f} {:>7}  {}\n", r.layer, r.has_best ? r.best.gflops : 0.0,
-                               r.has_best ? 100 * r.best.gflops / r.peak_gflops : 0.0, r.trials,
-                               r.has_best ? r.best.config : "-")
-                       .c_str(),
-                   stdout);
-      std::fputs(fmt::format("FLOP-weighted average: {:.1f}% of peak; whole network {:.3f} ms{}\n", weighted / flops,
-                             time * 1e3, results[0].emulated ? " (emulated: timings not meaningful)" : "")
-                     .c_str(),
-                 stdout);
-    }
-    return 0;
+    };
+    // An ONNX model's shape stands for `count` nodes; one job is one node's tune.
+    const std::vector<int> counts = a->job_index >= 0 ? std::vector<int>() : selected_counts(a->which);
+    return run_network_tune(shapes, counts, n).interrupted ? 130 : 0;
   };
 }
 

@@ -44,6 +44,19 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
   OnednnComparison c;
   c.available = onednn_missing().empty();
   if (!c.available || !r.has_best) return c;
+  c = time_onednn(r, o);
+  set_onednn_ratio(c, r);
+  return c;
+}
+
+void set_onednn_ratio(OnednnComparison& c, const TuneResult& r) {
+  c.ratio = c.gflops > 0 && r.has_best ? r.best.gflops / c.gflops : 0;
+}
+
+OnednnComparison time_onednn(const TuneResult& r, const TuneOptions& o) {
+  OnednnComparison c;
+  c.available = onednn_missing().empty();
+  if (!c.available) return c;
   const int cpu = o.cpu >= 0 ? o.cpu : default_cpu();
   const double limit = std::max(120.0, o.timeout_s);
   ProcResult pr = run_lines({"/proc/self/exe", "internal-onednn", "--shape", r.shape.to_string(),
@@ -63,7 +76,6 @@ OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o) {
       c.seconds = j["median_s"].get<double>();
       c.impl = j.value("impl", "");
       c.gflops = r.shape.flops() / c.seconds * 1e-9;
-      c.ratio = r.best.gflops / c.gflops;
     } else {
       c.error = j.value("detail", line);
     }

@@ -3,6 +3,7 @@
 // measured meanwhile -> verify and time one at a time -> record), the peak
 // re-checked at the end.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -31,9 +32,9 @@ std::vector<std::string> microkernels_of(const Space& space, const Config& c, co
 }
 
 // The next batch: --start-from's configurations first, then the strategy's;
-// never more than the budget left. Empty: nothing left to try.
-std::vector<Config> next_candidates(TuneSession& s, size_t batch) {
-  const int64_t left = s.opt.trials - s.res.trials;
+// never more than the trials left before `cap`. Empty: nothing left to try.
+std::vector<Config> next_candidates(TuneSession& s, size_t batch, int64_t cap) {
+  const int64_t left = cap - s.res.trials;
   std::vector<Config> cands;
   while (!s.starts.empty() && int64_t(cands.size()) < left) {
     cands.push_back(s.starts.front());
@@ -123,22 +124,33 @@ std::vector<CompileResult> tune_generate_and_build(const TuneSession& s, const s
   return s.runner->build(cjobs, s.jobs, s.fn, {}, s.opt.epilogue);
 }
 
-void tune_search(TuneSession& s) {
+void tune_prepare_search(TuneSession& s) {
+  if (s.search_ready) return;
+  ProblemData data = ProblemData::make(s.opt.shape, s.opt.check_points, 20221101, s.opt.epilogue);
+  s.runner->set_problem(data);
+  s.protocol = TimingProtocol{s.opt.min_repeat_ms, s.opt.repeat, 1};
+  s.jobs = s.opt.jobs > 0 ? s.opt.jobs : default_jobs();
+  s.search_ready = true;
+}
+
+namespace {
+
+// Measures candidates until res.trials reaches cap, the strategy has nothing
+// left (s.exhausted), Ctrl-C or s.stop_at passes (then the batch's unmeasured
+// candidates are not recorded).
+void search_until(TuneSession& s, int64_t cap, bool bar) {
   const TuneOptions& opt = s.opt;
   TuneResult& res = s.res;
-  ProblemData data = ProblemData::make(opt.shape, opt.check_points, 20221101, opt.epilogue);
-  s.runner->set_problem(data);
-  s.protocol = TimingProtocol{opt.min_repeat_ms, opt.repeat, 1};
-  s.jobs = opt.jobs > 0 ? opt.jobs : default_jobs();
   const size_t batch = size_t(std::max(4, 2 * s.jobs));
   install_interrupt_handlers();
-  Progress prog(fmt::format("tuning {}", res.layer), size_t(std::max<int64_t>(0, opt.trials - res.trials)),
-                opt.quiet);
-  while (res.trials < opt.trials && !interrupted()) {
-    const std::vector<Config> cands = next_candidates(s, batch);
+  Progress prog(fmt::format("tuning {}", res.layer), size_t(std::max<int64_t>(0, cap - res.trials)), !bar);
+  auto past_stop = [&] { return s.stop_at && std::chrono::steady_clock::now() >= *s.stop_at; };
+  while (res.trials < cap && !interrupted() && !s.exhausted && !past_stop()) {
+    const std::vector<Config> cands = next_candidates(s, batch, cap);
     if (cands.empty()) {
       s.notes.push_back(
           fmt::format("the {} search has nothing left to try after {} candidates", opt.search, res.trials));
+      s.exhausted = true;
       break;
     }
     // Generate and compile the whole batch first.
@@ -148,14 +160,28 @@ void tune_search(TuneSession& s) {
     std::vector<GeneratedKernel> gen;
     const std::vector<CompileResult> built = tune_generate_and_build(s, cands, names, gen, cjobs);
     for (size_t i = 0; i < cands.size(); ++i) {
-      if (interrupted()) break;  // unmeasured candidates are simply not recorded
+      if (interrupted() || past_stop()) break;  // unmeasured candidates are simply not recorded
+      const auto t = std::chrono::steady_clock::now();
       const RunResult rr = built[i].ok ? s.runner->run_conv(cjobs[i].output, s.protocol, opt.timeout_s) : RunResult{};
+      s.measure_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
       tune_take_record(s, cands[i], tune_record_of(s, cands[i], built[i], rr), cjobs[i].output, gen[i]);
       prog.advance(1, best_text(res));
     }
   }
   prog.finish();
   res.interrupted = interrupted();
+}
+
+}  // namespace
+
+void tune_search(TuneSession& s) {
+  tune_prepare_search(s);
+  search_until(s, s.opt.trials, !s.opt.quiet);
+}
+
+void tune_search_batch(TuneSession& s, int64_t n) {
+  tune_prepare_search(s);
+  search_until(s, std::min(s.opt.trials, s.res.trials + n), false);
 }
 
 Record tune_record_of(const TuneSession& s, const Config& c, const CompileResult& built, const RunResult& rr) {

@@ -24,6 +24,13 @@ struct OnednnComparison {
 /// cores (--cpu, --threads) and timing; never throws.
 OnednnComparison compare_onednn(const TuneResult& r, const TuneOptions& o);
 
+/// compare_onednn before there is a best: oneDNN timed for r.shape,
+/// r.epilogue at r.peak_gflops (the budget scheduler times each layer's
+/// oneDNN once, at the start); ratio left 0. Never throws.
+OnednnComparison time_onednn(const TuneResult& r, const TuneOptions& o);
+/// c.ratio from r's best (0 without one).
+void set_onednn_ratio(OnednnComparison& c, const TuneResult& r);
+
 /// The child's side (`convtune internal-onednn`): pins itself to the
 /// `threads` CPUs of measuring_cpus(cpu, threads), runs oneDNN on that many OpenMP threads,
 /// checks it against the reference, times it and prints one JSON line,

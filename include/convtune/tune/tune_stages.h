@@ -66,6 +66,10 @@ struct TuneSession {
   // tune_search.
   TimingProtocol protocol;
   int jobs = 1;                                    // parallel compilations
+  bool search_ready = false;                       // the problem set and the protocol fixed
+  bool exhausted = false;                          // the strategy had nothing left to propose
+  double measure_s = 0;                            // wall time of this run's verify-and-time runs
+  std::optional<std::chrono::steady_clock::time_point> stop_at;  // no candidate measured after it
   std::map<std::string, GeneratedKernel> kernels;  // by config text, for the best one
   std::vector<Record> run_records;                 // this run's, for the finalists
   std::map<std::string, std::string> exe_of;       // ok candidates' executables, by config text
@@ -92,10 +96,20 @@ std::vector<CompileResult> tune_generate_and_build(const TuneSession& s, const s
                                                    const std::vector<std::string>& names,
                                                    std::vector<GeneratedKernel>& gen, std::vector<CompileJob>& cjobs);
 
+/// The problem set in the runner, the timing protocol and the compile jobs:
+/// once per session (tune_search and tune_search_batch call it; the closing
+/// stages need it when no batch ran).
+void tune_prepare_search(TuneSession& s);
+
 /// The search loop until the budget is spent, the strategy has nothing left
 /// or Ctrl-C: batches proposed, generated and compiled, then each candidate
 /// measured and recorded in the log before the next one is measured.
 void tune_search(TuneSession& s);
+
+/// tune_search for at most n more candidates (never past --trials), without
+/// the progress bar: one batch of the budget scheduler (network_tune.h). The
+/// session stays open for the next batch; s.stop_at, when set, ends it early.
+void tune_search_batch(TuneSession& s, int64_t n);
 
 /// The record of candidate c as trial s.res.trials: a compile error when
 /// built is not ok (measured is then unused), else measured's figures.
