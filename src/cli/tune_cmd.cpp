@@ -103,8 +103,12 @@ Runner setup_tune(CLI::App* sub) {
     check_tune_options(a->opt);  // every argument before any table is loaded
     if (!a->opt.start_from.empty())
       for (const Shape& s : shapes) start_log_path(a->opt.start_from, layer_id(s));  // every layer's, first
-    NetworkTuneOptions n{a->opt, many, a->json, !a->no_onednn,
-                         !a->which.onnx.empty() ? a->which.onnx : a->which.network};
+    NetworkTuneOptions n;
+    n.tune = a->opt;
+    n.per_layer_dirs = many;
+    n.json = a->json;
+    n.onednn = !a->no_onednn;
+    n.network = !a->which.onnx.empty() ? a->which.onnx : a->which.network;
     if (!a->budget.empty()) {
       n.budget_s = parse_duration(a->budget);
       n.trials_cap = sub->count("--trials") > 0;

@@ -565,6 +565,19 @@ Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t
         ch.fallback = true;
         sp.choices.push_back(ch);
       }
+    // A filter the family has no r, s for (2x1, 11x1 in benchdnn's lists):
+    // microkernels over part of it (r | R, s | S), the rest of the taps in
+    // loops above them, as dense configurations tile r and s.
+    bool partial = false;
+    if (sp.choices.empty())
+      for (const UkSizes& u : enumerate_ukernels(isa, "depthwise"))
+        if (u.c == 1 && divides(u, u.h, shape, lanes)) {
+          UkChoice ch;
+          ch.uk = u;
+          ch.fallback = true;
+          sp.choices.push_back(ch);
+          partial = true;
+        }
     if (sp.choices.empty()) {
       std::string rs;
       for (int v : isa.depthwise.rs_values) rs += (rs.empty() ? "" : ", ") + std::to_string(v);
@@ -574,8 +587,9 @@ Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t
                               shape.to_string(), isa.name, shape.R, shape.S, rs));
     }
     sp.note = fmt::format("the class table has no depthwise microkernels (convtune profile does not measure them "
-                          "yet): the space holds the {} unmeasured ones of the {} depthwise family that tile this shape",
-                          sp.choices.size(), isa.name);
+                          "yet): the space holds the {} unmeasured ones of the {} depthwise family that tile this shape{}",
+                          sp.choices.size(), isa.name,
+                          partial ? fmt::format(", each over part of the {}x{} filter", shape.R, shape.S) : "");
   }
   restrict_to_parallel(sp);
   return sp;

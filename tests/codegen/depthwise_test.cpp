@@ -44,6 +44,9 @@ const DwCase kCases[] = {
     {"N=2,C=24,H=6,R=3"},                                          // a batch
     {"C=24,H=6,R=3", Epilogue::bias_relu6},                        // MobileNet-v2's fused ReLU6
     {"C=40,H=7,R=5,stride=2", Epilogue::bias_add},                 // a residual, with the tail
+    {"C=16,H=12,W=1,R=2,S=1,pad_t=1,pad_l=0,pad_b=0,pad_r=0"},      // benchdnn's 2x1: taps in a loop
+    {"C=16,H=14,W=3,R=11,S=1,pad_h=5,pad_w=0"},                   // 11x1: r = 1 in the microkernel
+    {"C=24,H=11,R=9"},                                             // 9x9: a 3x3 or smaller part in registers
 };
 
 Shape dw_shape(const std::string& text) {

@@ -921,11 +921,18 @@ TEST(DepthwiseSpace, ThreadsGiveAParallelLoop) {
 }
 
 // What stays refused says so in one line: filters the depthwise family has no r, s for.
-TEST(DepthwiseSpace, RefusesWhatItCannotTile) {
-  EXPECT_EQ(error_of([] { build_space(parse_shape("K=32,C=32,H=12,R=9,groups=32"), yolo_table(), 16); }),
-            "shape N=1,K=32,C=32,H=12,W=12,R=9,S=9,stride=1,pad=4,groups=32: no avx512 depthwise microkernel tiles "
-            "this shape: its filter is 9x9 and the depthwise family takes r and s in {1, 3, 5, 7} "
-            "(depthwise_space.rs_values); use one of those filter sizes");
+TEST(DepthwiseSpace, AFilterTheFamilyHasNoSizeForIsTiledInParts) {
+  const Shape sh = parse_shape("K=32,C=32,H=12,R=9,groups=32");
+  const Space sp = build_space(sh, yolo_table(), 16);
+  ASSERT_FALSE(sp.choices.empty());
+  for (const UkChoice& ch : sp.choices) {
+    EXPECT_TRUE(ch.uk.dw && ch.fallback) << ch.text();
+    EXPECT_EQ(9 % ch.uk.r, 0) << ch.text();
+    EXPECT_EQ(9 % ch.uk.s, 0) << ch.text();
+  }
+  EXPECT_NE(sp.note.find(", each over part of the 9x9 filter"), std::string::npos) << sp.note;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20; ++i) EXPECT_NO_THROW(validate_config(sample_config(sp, rng), sh, 16));
 }
 
 }  // namespace
