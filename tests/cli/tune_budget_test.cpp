@@ -17,7 +17,7 @@ namespace {
 const std::string kForms = "; give a duration such as 90s, 10m, 1h30m or plain seconds";
 
 TEST(CliTuneBudget, BadDurationsAndAMissingOutSayTheFix) {
-  auto r = test::run_cli("tune --shape K=16,C=8,H=10,R=3 --shape K=32,C=16,H=8,R=1 --budget 1m30 --out /tmp/x");
+  auto r = test::run_cli("tune --shape K=16,C=8,H=10,R=3 --shape K=32,C=16,H=8,R=1 --budget 1m30 --out unused-dir");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "convtune: error: --budget '1m30': the number at the end has no unit (h, m or s)" + kForms + "\n");
   r = test::run_cli("tune --shape K=16,C=8,H=10,R=3 --shape K=32,C=16,H=8,R=1 --budget 10m");
