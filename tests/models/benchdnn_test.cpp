@@ -146,7 +146,7 @@ TEST(Benchdnn, BadDescriptorsNameTheEntry) {
                                 "w sizes or none of them"},
       {"ic16oc16ih4kh3mb99999999999999", "benchdnn descriptor 'ic16oc16ih4kh3mb99999999999999': entry 'mb' is too large"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(error_of([&] { parse_benchdnn_desc(text); }), message) << text;
+  for (const auto& c : cases) EXPECT_EQ(error_of([&] { parse_benchdnn_desc(c.first); }), c.second) << c.first;
   // A shape convtune refuses: validate_shape's reason.
   EXPECT_EQ(error_of([] { shape_of("g3ic16oc16ih4kh3"); }),
             "shape: groups=3 does not divide C=16; groups must divide both C and K");
