@@ -4,9 +4,12 @@ each strategy with several seeds on a few layers; best so far after 10, 20,
 50 and 100 trials as % of the best configuration any run found, and wall time.
 
 usage: bench/convergence.py [--layers yolo9000-5,yolo9000-12,yolo9000-18,resnet18-2,resnet18-9]
+                            [--shapes "K=256,C=64,H=56,R=1;K=32,C=3,H=224,R=3,stride=2,pad=1"]
                             [--strategies random,droplet,opevo,hillclimb,csa] [--seeds 5]
                             [--trials 100] [--out DIR]
                             [--convtune build/convtune] [--extra "--min-repeat-ms 50"]
+A --shapes entry (shapes of other networks than the zoo's, ';' between them)
+is tuned with --shape and reported under its layer id.
 Each run is `convtune tune --layer L --search S --seed N --trials T --out OUT/L/S/seedN
 --resume --json -q`, so an interrupted bench continues where it stopped.
 Writes OUT/convergence.md, OUT/convergence.csv and OUT/convergence.png (a
@@ -34,11 +37,22 @@ GOAL = (95.0, 20)  # the compass: some strategy at 95% of the best within 20 tri
 
 
 fail = benchlib.make_fail("convergence")
+A = None  # the parsed arguments (main)
+
+
+def layer_id(shape):
+    """The layer id convtune gives an ad-hoc shape (`convtune layers --shape S --list`)."""
+    p = subprocess.run([A.convtune, "layers", "--shape", shape, "--list"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        fail(p.stderr.strip().removeprefix("convtune: error: ") or f"bad shape '{shape}'")
+    return p.stdout.split("\t")[0]
 
 
 def run_one(a, layer, strategy, seed):
     """Runs (or resumes) one tuning; returns this call's wall time, accumulated in wall.json."""
     out = os.path.join(a.out, layer, strategy, f"seed{seed}")
+    what = ["--shape", a.shape_of[layer]] if layer in a.shape_of else ["--layer", layer]
     os.makedirs(out, exist_ok=True)
     side = os.path.join(out, "wall.json")
     try:
@@ -51,7 +65,7 @@ def run_one(a, layer, strategy, seed):
     if done.get("trials", 0) >= a.trials or (done and (strategy == "csa" or len(benchlib.read_log(
             os.path.join(out, "log.jsonl"))) >= a.trials)):
         return True
-    cmd = [a.convtune, "tune", "--layer", layer, "--search", strategy, "--seed", str(seed), "--trials",
+    cmd = [a.convtune, "tune"] + what + ["--search", strategy, "--seed", str(seed), "--trials",
            str(a.trials), "--out", out, "--resume", "--json", "-q", "--threads", "1"] + a.skip_onednn + \
         shlex.split(a.extra)  # one core, as bench/batch.py tunes by default
     t0 = time.time()
@@ -80,6 +94,7 @@ def curve(recs, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layers", default="yolo9000-5,yolo9000-12,yolo9000-18,resnet18-2,resnet18-9")
+    ap.add_argument("--shapes", default="", help="ad-hoc shapes, ';' between them")
     ap.add_argument("--strategies", default="random,droplet,opevo,hillclimb,csa")
     ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N")
     ap.add_argument("--trials", type=int, default=100)
@@ -87,7 +102,8 @@ def main():
     ap.add_argument("--convtune", default=os.path.join(ROOT, "build", "convtune"))
     ap.add_argument("--extra", default="", help="extra arguments for convtune tune, e.g. \"--repeat 5\"")
     ap.add_argument("--report-only", action="store_true", help="only tabulate the logs already in --out")
-    a = ap.parse_args()
+    global A
+    a = A = ap.parse_args()
     if not a.report_only and not os.access(a.convtune, os.X_OK):
         fail(f"no convtune binary at '{a.convtune}'; build it (cmake --build build) or pass --convtune")
     if a.trials < 1 or a.seeds < 1:
@@ -99,6 +115,8 @@ def main():
         if "--no-onednn" in help_text and "--no-onednn" not in a.extra:
             a.skip_onednn = ["--no-onednn"]
     layers = [x for x in a.layers.split(",") if x]
+    a.shape_of = {layer_id(x): x for x in a.shapes.split(";") if x}
+    layers += list(a.shape_of)
     strategies = [x for x in a.strategies.split(",") if x]
     seeds = list(range(1, a.seeds + 1))
     checkpoints = [c for c in CHECKPOINTS if c < a.trials] + [a.trials]

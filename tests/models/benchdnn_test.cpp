@@ -204,8 +204,9 @@ TEST(BenchdnnCorpus, ASampleTunesAndVerifies) {
   const ClassTable table = load_table("avx2", std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json");
   std::vector<std::string> shapes;
   for (const std::string& file : kFiles) {
+    const std::vector<BenchdnnEntry> entries = read_benchdnn(kDir + file);  // pick points into it
     const BenchdnnEntry* pick[2] = {nullptr, nullptr};  // fewest FLOPs; fewest with a fallback
-    for (const BenchdnnEntry& e : read_benchdnn(kDir + file)) {
+    for (const BenchdnnEntry& e : entries) {
       if (!e.skip.empty()) continue;
       const bool fallback = build_space(e.shape, table, 8).choices[0].fallback;
       for (int i : {0, 1})
