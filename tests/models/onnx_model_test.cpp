@@ -127,8 +127,9 @@ TEST(OnnxModel, ConvAttributesBecomeTheShape) {
             "convolutions of fixed weights: export the model with its weights as initializers (torch.onnx.export's "
             "export_params=True, constant folding on)");
   EXPECT_EQ(skip.size(), 2u);
-  expect_layers_print("conv_attrs.onnx", {"\nskipped weight_input: its weights 'w_in' are not a constant",
-                                           "\nconv_attrs: 11 Conv nodes, 9 supported in 9 distinct shapes, 2 skipped\n"});
+  expect_layers_print("conv_attrs.onnx",
+                      {"\nskipped weight_input: its weights 'w_in' are not a constant",
+                       "\nconv_attrs: 11 Conv nodes, 9 supported in 9 distinct shapes, 2 skipped\n"});
 }
 
 // Input dims ONNX's inference cannot reach (its Slice, Split and Resize
@@ -239,8 +240,8 @@ TEST(OnnxModel, OtherRanksAndCustomOpsSkipTheNodeNotTheModel) {
   expect_layers_print("custom_op.onnx",
                       {"\nskipped after_custom: its input 't' has no inferred shape: it comes after node foo (op Foo "
                        "of the custom domain 'com.example'), which ONNX shape inference does not know\n",
-                       "\ncustom_op-0           8     8   16   16  3  3      1   1   1      1   16   16       0.3     1  "
-                       "direct\n"});
+                       "\ncustom_op-0           8     8   16   16  3  3      1   1   1      1   16   16"
+                       "       0.3     1  direct\n"});
 }
 
 TEST(OnnxModel, WithoutTheLibraryOnnxSaysWhatToInstall) {
