@@ -1,5 +1,6 @@
 #include "kernel_harness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -283,6 +284,29 @@ std::vector<ConvCase> conv_cases(const std::string& isa, int threads) {
   }
   if (out.empty()) throw Error("conv_cases: no case for " + isa + " on " + std::to_string(threads) + " threads");
   return out;
+}
+
+int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+Config blocked_config(const Shape& s, int lanes, bool taps, int64_t c_outer, const std::string& outer,
+                      const std::string& tail) {
+  const Shape gv = group_view(s);  // s itself without groups
+  const int64_t kv = gv.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
+  const int64_t uw = largest_divisor(s.Wo(), 4), uh = largest_divisor(s.Ho(), 2);
+  const int64_t cu = taps ? largest_divisor(gv.C / c_outer, 2) : 1;
+  std::string t = outer.empty() ? "[" : "[" + outer + ", ";
+  if (c_outer > 1) t += fmt::format("T({},c), ", c_outer);
+  if (!taps) t += fmt::format("T({},r), ", s.R);
+  t += fmt::format("T({},k), T({},h), T({},w), ", kv / uk, s.Ho() / uh, s.Wo() / uw);
+  if (!taps) t += fmt::format("T({},s), ", s.S);
+  t += fmt::format("T({},c), ", gv.C / c_outer / cu);
+  if (taps) t += fmt::format("U({},s), U({},r), U({},c), ", s.S, s.R, cu);
+  t += fmt::format("U({},w), U({},h), U({},k), V(k){}]", uw, uh, uk, tail);
+  return parse_config(t);
 }
 
 }  // namespace convtune::test

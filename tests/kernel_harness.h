@@ -92,4 +92,14 @@ void PrintTo(const ConvCase& c, std::ostream* os);
 /// The list's cases of `isa` ("avx512", "avx2", "neon") that run on `threads`.
 std::vector<ConvCase> conv_cases(const std::string& isa, int threads = 1);
 
+/// The largest divisor of n no larger than cap (1 when none is above 1).
+int64_t largest_divisor(int64_t n, int64_t cap);
+/// A valid configuration of any shape for the border and group tests: the
+/// taps in the microkernel (taps) or the paper's tap loops outside it, a
+/// channel split `c_outer` above the k loop; under the group loops `outer`
+/// ("R(g)", "P(2,g), R(g)"; "" for none) it tiles one group's problem, and
+/// `tail` appends switches (", Pf(w)", ", Nt(o)").
+Config blocked_config(const Shape& s, int lanes, bool taps, int64_t c_outer = 1, const std::string& outer = "",
+                      const std::string& tail = "");
+
 }  // namespace convtune::test

@@ -10,6 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
+#include "convtune/core/embedded_data.h"
 #include "convtune/core/isa.h"
 #include "convtune/ukernel/ukernel.h"
 
@@ -83,6 +86,12 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::string edited_isa_error(const std::string& isa, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(embedded_file("microkernels/isa/" + isa + ".json"));
+  edit(j);
+  return error_of([&] { parse_isa(j.dump(), "x.json"); });
 }
 
 std::string host_table() { return std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + best_isa() + ".json"; }

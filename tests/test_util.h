@@ -1,7 +1,10 @@
 #pragma once
 // Helpers shared by the tests: temporary directories and running the CLI.
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "convtune/offline/class_table.h"
 #include "convtune/ukernel/codegen.h"
@@ -66,6 +69,17 @@ std::string error_of(F f) {
   }
   return "no error";
 }
+
+/// A row of a table-driven error test: an input and the message it gives
+/// ("no error" when it is accepted).
+struct ErrorCase {
+  std::string input;
+  std::string message;
+};
+
+/// The message of parse_isa on microkernels/isa/<isa>.json after edit(j) has
+/// changed its JSON, as of a file "x.json"; "no error" when it parses.
+std::string edited_isa_error(const std::string& isa, const std::function<void(nlohmann::json&)>& edit);
 
 // Sets an environment variable for one test and restores it afterwards.
 class ScopedEnv {

@@ -453,25 +453,32 @@ struct Gen {
   }
 };
 
+// The loop nest that packs one block of weights: `pad` indents every line (a
+// group loop above it), `g_packed` leads the packed offset and `k_src` is the
+// source row of output k ("k" dense, "(g * Kg + k)" grouped).
+std::string pack_nest(const std::string& pad, const std::string& g_packed, const std::string& k_src, int64_t Kp,
+                      int64_t kb, int64_t cu, int64_t C, int64_t R, int64_t S, int64_t K) {
+  return fmt::format(
+      "{0}  for (long k0 = 0; k0 < {1}; k0 += {2})\n"
+      "{0}    for (long c = 0; c < {3}; ++c)\n"
+      "{0}      for (long r = 0; r < {4}; ++r)\n"
+      "{0}        for (long s = 0; s < {5}; ++s)\n"
+      "{0}          for (long kk = 0; kk < {2}; ++kk) {{\n"
+      "{0}            const long k = k0 + kk;\n"
+      "{0}            packed[{11}k0 * {6} + (c / {7}) * {8} + (r * {5} + s) * {9} + (c % {7}) * {2} + kk] =\n"
+      "{0}                k < {10} ? kcrs[(({12} * {3} + c) * {4} + r) * {5} + s] : 0.0f;\n"
+      "{0}          }}\n",
+      pad, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, K, g_packed, k_src);
+}
+
 // The packing function: KCRS (PyTorch's and ONNX's layout) into
 // [Kp/kb][C/cu][R][S][cu][kb], the order the microkernel reads, zero columns
 // past K (oneDNN and XNNPACK pack the same way, once, outside the call).
 // Depthwise, C is Cg() = 1: [K][1][R][S] into [Kp/kb][R][S][kb], the
 // channel vectors of one tap together (oneDNN's dw weights, Goihw16g).
 std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const std::string& fn) {
-  const int64_t C = sh.Cg(), R = sh.R, S = sh.S;
-  return fmt::format(
-      "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
-      "  for (long k0 = 0; k0 < {1}; k0 += {2})\n"
-      "    for (long c = 0; c < {3}; ++c)\n"
-      "      for (long r = 0; r < {4}; ++r)\n"
-      "        for (long s = 0; s < {5}; ++s)\n"
-      "          for (long kk = 0; kk < {2}; ++kk) {{\n"
-      "            const long k = k0 + kk;\n"
-      "            packed[k0 * {6} + (c / {7}) * {8} + (r * {5} + s) * {9} + (c % {7}) * {2} + kk] =\n"
-      "                k < {10} ? kcrs[((k * {3} + c) * {4} + r) * {5} + s] : 0.0f;\n"
-      "          }}\n}}\n",
-      fn, Kp, kb, C, R, S, C * R * S, cu, R * S * cu * kb, cu * kb, sh.K);
+  return fmt::format("void {}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n", fn) +
+         pack_nest("", "", "k", Kp, kb, cu, sh.Cg(), sh.R, sh.S, sh.K) + "}\n";
 }
 
 // The packing function of a grouped shape (config.h g): ONNX's
@@ -481,19 +488,12 @@ std::string emit_pack(const Shape& sh, int64_t Kp, int64_t kb, int64_t cu, const
 std::string emit_group_pack(const Shape& sh, int64_t lanes, int64_t kb, int64_t cu, const std::string& fn) {
   const Shape gv = group_view(sh);
   const int64_t Cg = gv.C, Kg = gv.K, R = sh.R, S = sh.S, Kgp = gv.padded_K(lanes);
-  return fmt::format(
-      "void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
-      "  for (long g = 0; g < {11}; ++g)\n"
-      "    for (long k0 = 0; k0 < {1}; k0 += {2})\n"
-      "      for (long c = 0; c < {3}; ++c)\n"
-      "        for (long r = 0; r < {4}; ++r)\n"
-      "          for (long s = 0; s < {5}; ++s)\n"
-      "            for (long kk = 0; kk < {2}; ++kk) {{\n"
-      "              const long k = k0 + kk;\n"
-      "              packed[g * {12} + k0 * {6} + (c / {7}) * {8} + (r * {5} + s) * {9} + (c % {7}) * {2} + kk] =\n"
-      "                  k < {10} ? kcrs[(((g * {10} + k) * {3} + c) * {4} + r) * {5} + s] : 0.0f;\n"
-      "            }}\n}}\n",
-      fn, Kgp, kb, Cg, R, S, Cg * R * S, cu, R * S * cu * kb, cu * kb, Kg, sh.groups, Kgp * Cg * R * S);
+  return fmt::format("void {0}_pack(const float *restrict kcrs, float *restrict packed)\n{{\n"
+                     "  for (long g = 0; g < {1}; ++g)\n",
+                     fn, sh.groups) +
+         pack_nest("  ", fmt::format("g * {} + ", Kgp * Cg * R * S), fmt::format("(g * {} + k)", Kg), Kgp, kb, cu, Cg,
+                   R, S, Kg) +
+         "}\n";
 }
 
 // The comment's packed layout of a grouped shape (emit_group_pack).

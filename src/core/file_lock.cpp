@@ -44,6 +44,22 @@ std::string holder_of(int fd, pid_t kernel_pid) {
   return kernel_pid > 0 ? fmt::format("pid {}", kernel_pid) : std::string("another process");
 }
 
+// A write lock on the whole file, for F_SETLK and F_GETLK.
+struct flock whole_file_write_lock() {
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  return fl;
+}
+
+// Whether fd is still the file at `path`: not unlinked (or replaced) since it
+// was opened, so a lock on it is a lock on that path.
+bool fd_is_file_at(int fd, const std::string& path) {
+  struct stat mine {}, now {};
+  return fstat(fd, &mine) == 0 && stat(path.c_str(), &now) == 0 && mine.st_ino == now.st_ino &&
+         mine.st_dev == now.st_dev;
+}
+
 }  // namespace
 
 FileLock::FileLock(const std::string& path, const std::string& what, const std::string& option)
@@ -55,18 +71,14 @@ FileLock::FileLock(const std::string& path, const std::string& what, const std::
   for (;;) {
     fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) fail(errno);
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
+    struct flock fl = whole_file_write_lock();
     if (fcntl(fd_, F_SETLK, &fl) != 0) {
       int err = errno;
       if (err != EACCES && err != EAGAIN) {
         close(fd_);
         fail(err);
       }
-      struct flock who {};
-      who.l_type = F_WRLCK;
-      who.l_whence = SEEK_SET;
+      struct flock who = whole_file_write_lock();
       pid_t pid = fcntl(fd_, F_GETLK, &who) == 0 && who.l_type != F_UNLCK ? who.l_pid : 0;
       std::string holder = holder_of(fd_, pid);
       close(fd_);
@@ -76,10 +88,7 @@ FileLock::FileLock(const std::string& path, const std::string& what, const std::
     }
     // The holder before us may have unlinked the file after we opened it:
     // then our lock is on a dead inode; start again on the new file.
-    struct stat mine {}, now {};
-    if (fstat(fd_, &mine) == 0 && stat(lock_path_.c_str(), &now) == 0 && mine.st_ino == now.st_ino &&
-        mine.st_dev == now.st_dev)
-      break;
+    if (fd_is_file_at(fd_, lock_path_)) break;
     close(fd_);
   }
   nlohmann::json j{{"pid", int(getpid())}, {"host", hostname()}, {"since", utc_timestamp()}};
@@ -101,9 +110,7 @@ FileLock::~FileLock() {
 bool lock_held(const std::string& lock_path) {
   int fd = open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
-  struct flock who {};
-  who.l_type = F_WRLCK;
-  who.l_whence = SEEK_SET;
+  struct flock who = whole_file_write_lock();
   const bool held = fcntl(fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK;
   close(fd);
   return held;
@@ -112,13 +119,9 @@ bool lock_held(const std::string& lock_path) {
 bool remove_stale_lock(const std::string& lock_path) {
   int fd = open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return false;
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
+  struct flock fl = whole_file_write_lock();
   bool removed = false;
-  struct stat mine {}, now {};
-  if (fcntl(fd, F_SETLK, &fl) == 0 && fstat(fd, &mine) == 0 && stat(lock_path.c_str(), &now) == 0 &&
-      mine.st_ino == now.st_ino && mine.st_dev == now.st_dev)
+  if (fcntl(fd, F_SETLK, &fl) == 0 && fd_is_file_at(fd, lock_path))
     removed = unlink(lock_path.c_str()) == 0;  // while locked, as ~FileLock
   close(fd);
   return removed;

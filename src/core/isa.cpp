@@ -13,6 +13,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,62 +43,74 @@ T get(const nlohmann::json& j, const char* key, const std::string& origin, const
   }
 }
 
+// A family's block of bounds ("taps_space"), an object.
+nlohmann::json get_block(const nlohmann::json& j, const char* key, const std::string& origin) {
+  auto b = get<nlohmann::json>(j, key, origin);
+  if (!b.is_object()) throw Error(fmt::format("ISA description {}: key '{}' has the wrong type", origin, key));
+  return b;
+}
+
+// The bounds' value kinds: sizes (at least 1, one or a list), flags (0 or 1),
+// counts (at least 0) and an accumulator range [min, max] of sizes.
+std::vector<int> get_sizes(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& p) {
+  auto v = get<std::vector<int>>(j, key, origin, p);
+  for (int x : v)
+    if (x < 1) throw Error(fmt::format("ISA description {}: key '{}{}' takes integers of at least 1", origin, p, key));
+  return v;
+}
+
+int get_size(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& p) {
+  const int x = get<int>(j, key, origin, p);
+  if (x < 1) throw Error(fmt::format("ISA description {}: key '{}{}' takes integers of at least 1", origin, p, key));
+  return x;
+}
+
+int get_flag(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& p) {
+  const int x = get<int>(j, key, origin, p);
+  if (x < 0 || x > 1) throw Error(fmt::format("ISA description {}: key '{}{}' takes 0 or 1", origin, p, key));
+  return x;
+}
+
+int get_count(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& p) {
+  const int x = get<int>(j, key, origin, p);
+  if (x < 0)
+    throw Error(fmt::format("ISA description {}: key '{}{}' takes an integer of at least 0", origin, p, key));
+  return x;
+}
+
+std::pair<int, int> get_range(const nlohmann::json& j, const char* key, const std::string& origin,
+                              const std::string& p) {
+  auto v = get<std::vector<int>>(j, key, origin, p);
+  if (v.size() != 2 || v[0] < 1 || v[0] > v[1])
+    throw Error(fmt::format("ISA description {}: key '{}{}' takes [min, max] with 1 <= min <= max", origin, p, key));
+  return {v[0], v[1]};
+}
+
 // The taps family's bounds (IsaTapsSpace); every number but broadcast_registers and reread_weights is a size, so at least 1.
 IsaTapsSpace parse_taps_space(const nlohmann::json& j, const std::string& origin) {
   const std::string p = "taps_space.";
-  auto tp = get<nlohmann::json>(j, "taps_space", origin);
-  if (!tp.is_object()) throw Error(fmt::format("ISA description {}: key 'taps_space' has the wrong type", origin));
-  auto positive = [&](const char* key, const std::vector<int>& v) {
-    for (int x : v)
-      if (x < 1)
-        throw Error(fmt::format("ISA description {}: key '{}{}' takes integers of at least 1", origin, p, key));
-  };
+  const auto tp = get_block(j, "taps_space", origin);
   IsaTapsSpace t;
-  auto out = get<std::vector<int>>(tp, "output_regs", origin, p);
-  if (out.size() != 2 || out[0] < 1 || out[0] > out[1])
-    throw Error(fmt::format("ISA description {}: key '{}output_regs' takes [min, max] with 1 <= min <= max", origin, p));
-  t.out_min = out[0];
-  t.out_max = out[1];
-  t.filters = get<std::vector<int>>(tp, "filters", origin, p);
-  positive("filters", t.filters);
-  t.c_values = get<std::vector<int>>(tp, "c_values", origin, p);
-  positive("c_values", t.c_values);
-  t.max_taps = get<int>(tp, "max_taps", origin, p);
-  positive("max_taps", {t.max_taps});
-  t.max_unroll = get<int>(tp, "max_unroll", origin, p);
-  positive("max_unroll", {t.max_unroll});
-  t.broadcast_registers = get<int>(tp, "broadcast_registers", origin, p);
-  if (t.broadcast_registers < 0 || t.broadcast_registers > 1)
-    throw Error(fmt::format("ISA description {}: key '{}broadcast_registers' takes 0 or 1", origin, p));
-  t.reread_weights = get<int>(tp, "reread_weights", origin, p);
-  if (t.reread_weights < 0)
-    throw Error(fmt::format("ISA description {}: key '{}reread_weights' takes an integer of at least 0", origin, p));
+  std::tie(t.out_min, t.out_max) = get_range(tp, "output_regs", origin, p);
+  t.filters = get_sizes(tp, "filters", origin, p);
+  t.c_values = get_sizes(tp, "c_values", origin, p);
+  t.max_taps = get_size(tp, "max_taps", origin, p);
+  t.max_unroll = get_size(tp, "max_unroll", origin, p);
+  t.broadcast_registers = get_flag(tp, "broadcast_registers", origin, p);
+  t.reread_weights = get_count(tp, "reread_weights", origin, p);
   return t;
 }
 
 // The depthwise family's bounds (IsaDepthwiseSpace), read as the taps family's are.
 IsaDepthwiseSpace parse_depthwise_space(const nlohmann::json& j, const std::string& origin) {
   const std::string p = "depthwise_space.";
-  auto dp = get<nlohmann::json>(j, "depthwise_space", origin);
-  if (!dp.is_object()) throw Error(fmt::format("ISA description {}: key 'depthwise_space' has the wrong type", origin));
+  const auto dp = get_block(j, "depthwise_space", origin);
   IsaDepthwiseSpace d;
-  auto out = get<std::vector<int>>(dp, "output_regs", origin, p);
-  if (out.size() != 2 || out[0] < 1 || out[0] > out[1])
-    throw Error(fmt::format("ISA description {}: key '{}output_regs' takes [min, max] with 1 <= min <= max", origin, p));
-  d.out_min = out[0];
-  d.out_max = out[1];
-  d.rs_values = get<std::vector<int>>(dp, "rs_values", origin, p);
-  for (int x : d.rs_values)
-    if (x < 1) throw Error(fmt::format("ISA description {}: key '{}rs_values' takes integers of at least 1", origin, p));
-  d.max_unroll = get<int>(dp, "max_unroll", origin, p);
-  if (d.max_unroll < 1)
-    throw Error(fmt::format("ISA description {}: key '{}max_unroll' takes integers of at least 1", origin, p));
-  d.input_registers = get<int>(dp, "input_registers", origin, p);
-  if (d.input_registers < 0 || d.input_registers > 1)
-    throw Error(fmt::format("ISA description {}: key '{}input_registers' takes 0 or 1", origin, p));
-  d.reread_weights = get<int>(dp, "reread_weights", origin, p);
-  if (d.reread_weights < 0)
-    throw Error(fmt::format("ISA description {}: key '{}reread_weights' takes an integer of at least 0", origin, p));
+  std::tie(d.out_min, d.out_max) = get_range(dp, "output_regs", origin, p);
+  d.rs_values = get_sizes(dp, "rs_values", origin, p);
+  d.max_unroll = get_size(dp, "max_unroll", origin, p);
+  d.input_registers = get_flag(dp, "input_registers", origin, p);
+  d.reread_weights = get_count(dp, "reread_weights", origin, p);
   return d;
 }
 

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -45,6 +46,16 @@ bool safe_component(const std::string& s) {
              std::string::npos;
 }
 
+// Whether `a` goes before `b` by the first rules of both orders below: a
+// correct record before a failure, then the faster of two correct ones;
+// nullopt where these do not decide.
+std::optional<bool> correct_then_faster(const Entry& a, const Entry& b) {
+  const bool oa = a.rec.status == Status::ok, ob = b.rec.status == Status::ok;
+  if (oa != ob) return oa;
+  if (oa && relative_speed(a.rec) != relative_speed(b.rec)) return faster(a.rec, b.rec);
+  return std::nullopt;
+}
+
 // The record to keep of two of the same candidate: a correct one over a
 // failure (the same code on the same machine failing once is a transient:
 // a timeout under load, a kill), then the faster at its own session's clock
@@ -52,18 +63,14 @@ bool safe_component(const std::string& s) {
 // ties by the earlier measurement, then the text, so that the choice never
 // depends on the order of the inputs.
 bool better(const Entry& a, const Entry& b) {
-  const bool oa = a.rec.status == Status::ok, ob = b.rec.status == Status::ok;
-  if (oa != ob) return oa;
-  if (oa && relative_speed(a.rec) != relative_speed(b.rec)) return faster(a.rec, b.rec);
+  if (const auto o = correct_then_faster(a, b)) return *o;
   if (a.rec.timestamp != b.rec.timestamp) return a.rec.timestamp < b.rec.timestamp;
   return a.line < b.line;
 }
 
 // Order in a store log: correct records fastest first, then failures.
 bool before(const Entry& a, const Entry& b) {
-  const bool oa = a.rec.status == Status::ok, ob = b.rec.status == Status::ok;
-  if (oa != ob) return oa;
-  if (oa && relative_speed(a.rec) != relative_speed(b.rec)) return faster(a.rec, b.rec);
+  if (const auto o = correct_then_faster(a, b)) return *o;
   if (a.rec.config != b.rec.config) return a.rec.config < b.rec.config;
   return a.line < b.line;
 }

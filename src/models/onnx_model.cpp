@@ -37,22 +37,26 @@ std::optional<Dims> dims_of(const onnx::TypeProto& t) {
   return d;
 }
 
-std::vector<int64_t> ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> dflt) {
+// The node's first attribute of that name, nullptr when it has none.
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {
   for (const auto& a : n.attribute())
-    if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
-  return dflt;
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+std::vector<int64_t> ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> dflt) {
+  const onnx::AttributeProto* a = find_attr(n, name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
 }
 
 int64_t int_attr(const onnx::NodeProto& n, const std::string& name, int64_t dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.i();
-  return dflt;
+  const onnx::AttributeProto* a = find_attr(n, name);
+  return a ? a->i() : dflt;
 }
 
 std::string str_attr(const onnx::NodeProto& n, const std::string& name, const std::string& dflt) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.s();
-  return dflt;
+  const onnx::AttributeProto* a = find_attr(n, name);
+  return a ? a->s() : dflt;
 }
 
 std::string join(const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }
@@ -209,7 +213,7 @@ std::optional<std::vector<T>> tensor_values(const onnx::TensorProto& t) {
 }
 
 bool has_attr(const onnx::NodeProto& n, const std::string& name) {
-  return std::any_of(n.attribute().begin(), n.attribute().end(), [&](const auto& a) { return a.name() == name; });
+  return find_attr(n, name) != nullptr;
 }
 
 // An axis attribute or value made non-negative for a rank, nullopt when out of range.
@@ -785,22 +789,35 @@ struct Graph {
 
 std::string node_label(const onnx::NodeProto& n) { return escape_text(n.name().empty() ? n.op_type() : n.name()); }
 
-// The nearest node upstream of `tensor` (itself or an ancestor's producer)
-// of a custom domain, whose outputs ONNX shape inference cannot know.
-const onnx::NodeProto* custom_ancestor(const Graph& gr, const std::string& tensor) {
+// Walks upstream of `tensor`, depth first and each tensor once: visit(u,
+// todo) looks at tensor u, pushes onto todo the tensors to walk next, and
+// ends the walk with its result.
+template <typename R, typename F>
+std::optional<R> walk_upstream(const std::string& tensor, F visit) {
   std::vector<std::string> todo{tensor};
   std::set<std::string> seen;
   while (!todo.empty()) {
-    const std::string t = todo.back();
+    const std::string u = todo.back();
     todo.pop_back();
-    if (!seen.insert(t).second) continue;
+    if (!seen.insert(u).second) continue;
+    if (std::optional<R> r = visit(u, todo)) return r;
+  }
+  return std::nullopt;
+}
+
+// The nearest node upstream of `tensor` (itself or an ancestor's producer)
+// of a custom domain, whose outputs ONNX shape inference cannot know.
+const onnx::NodeProto* custom_ancestor(const Graph& gr, const std::string& tensor) {
+  using Found = const onnx::NodeProto*;
+  auto visit = [&](const std::string& t, std::vector<std::string>& todo) -> std::optional<Found> {
     auto it = gr.producer.find(t);
-    if (it == gr.producer.end()) continue;
+    if (it == gr.producer.end()) return std::nullopt;
     const onnx::NodeProto* p = it->second;
     if (!p->domain().empty() && p->domain() != "ai.onnx") return p;
     for (const auto& i : p->input()) todo.push_back(i);
-  }
-  return nullptr;
+    return std::nullopt;
+  };
+  return walk_upstream<Found>(tensor, visit).value_or(nullptr);
 }
 
 // Why a Conv's input has no static dims: an op of a custom domain upstream,
@@ -812,12 +829,7 @@ std::string unknown_input_reason(const Graph& gr, const Tensors& t, const std::s
     return fmt::format("its input '{}' has no inferred shape: it comes after node {} (op {} of the custom domain "
                        "'{}'), which ONNX shape inference does not know",
                        x, node_label(*custom), escape_text(custom->op_type()), escape_text(custom->domain()));
-  std::vector<std::string> todo{tensor};
-  std::set<std::string> seen;
-  while (!todo.empty()) {
-    const std::string u = todo.back();
-    todo.pop_back();
-    if (!seen.insert(u).second) continue;
+  auto visit = [&](const std::string& u, std::vector<std::string>& todo) -> std::optional<std::string> {
     auto p = gr.producer.find(u);
     if (p == gr.producer.end()) {
       const onnx::ValueInfoProto* in = gr.input(u);
@@ -842,8 +854,9 @@ std::string unknown_input_reason(const Graph& gr, const Tensors& t, const std::s
                          "follows); export the model with fixed input sizes and constant folding "
                          "(torch.onnx.export's default)",
                          x, node_label(*p->second), escape_text(p->second->op_type()), escape_text(u));
-  }
-  return fmt::format("its input '{}' has no static shape", x);
+    return std::nullopt;
+  };
+  return walk_upstream<std::string>(tensor, visit).value_or(fmt::format("its input '{}' has no static shape", x));
 }
 
 // "" when a Conv's weights are constant (an initializer, a Constant node's

@@ -25,7 +25,9 @@ namespace convtune::codegen_test {
 namespace {
 
 using test::check_conv;
+using test::blocked_config;
 using test::ConvCase;
+using test::largest_divisor;
 
 class ConvCodegen : public ::testing::TestWithParam<ConvCase> {};
 
@@ -65,28 +67,6 @@ void PrintTo(const Border& b, std::ostream* os) {
       << (b.prefetch_out ? " Pf(o)" : "") << (b.stream_out ? " Nt(o)" : "");
 }
 
-int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
-// `c_outer` > 1 splits the channels with an outermost T(c_outer, c) loop.
-Config border_config(const Shape& s, int lanes, bool taps, int64_t c_outer = 1) {
-  const int64_t kv = s.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
-  const int64_t uw = largest_divisor(s.Wo(), 4), uh = largest_divisor(s.Ho(), 2);
-  const int64_t cu = taps ? largest_divisor(s.C / c_outer, 2) : 1;
-  std::string t = "[";
-  if (c_outer > 1) t += fmt::format("T({},c), ", c_outer);
-  if (!taps) t += fmt::format("T({},r), ", s.R);
-  t += fmt::format("T({},k), T({},h), T({},w), ", kv / uk, s.Ho() / uh, s.Wo() / uw);
-  if (!taps) t += fmt::format("T({},s), ", s.S);
-  t += fmt::format("T({},c), ", s.C / c_outer / cu);
-  if (taps) t += fmt::format("U({},s), U({},r), U({},c), ", s.S, s.R, cu);
-  t += fmt::format("U({},w), U({},h), U({},k), V(k)]", uw, uh, uk);
-  return parse_config(t);
-}
-
 class ConvBorders : public ::testing::TestWithParam<std::tuple<std::string, Border>> {};
 
 TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
@@ -94,7 +74,7 @@ TEST_P(ConvBorders, EqualsReferenceEverywhereWithGuardZones) {
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
   const Border b = std::get<1>(GetParam());
   Shape shape = parse_shape(b.shape);
-  Config cfg = border_config(shape, isa.lanes, b.taps);
+  Config cfg = blocked_config(shape, isa.lanes, b.taps);
   cfg.fence = b.fence;
   cfg.prefetch_out = b.prefetch_out;
   cfg.stream_out = b.stream_out;
@@ -170,7 +150,7 @@ TEST_P(ConvShapeMatrix, SampledConfigurationsEqualTheReferenceEverywhere) {
     const Space space = build_space(shape, table, isa.lanes);
     std::mt19937_64 rng(++seed);
     for (int i = 0; i < 2; ++i) specs.push_back({shape, sample_config(space, rng)});
-    specs.push_back({shape, border_config(shape, isa.lanes, taps = !taps)});
+    specs.push_back({shape, blocked_config(shape, isa.lanes, taps = !taps)});
   }
   const std::vector<test::ConvCheck> results = test::check_convs(isa, specs);
   ASSERT_EQ(results.size(), specs.size());
@@ -193,7 +173,7 @@ TEST_P(ConvStream, UnalignedOutputEqualsAlignedAndStaysInside) {
   if (!cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run " << isa.name;
   for (const char* text : {"K=32,C=4,H=6,R=3,pad=1", "K=16,C=3,H=12,R=7,stride=2,pad=3"}) {
     const Shape shape = parse_shape(text);
-    Config cfg = border_config(shape, isa.lanes, true);
+    Config cfg = blocked_config(shape, isa.lanes, true);
     cfg.stream_out = true;
     test::TempDir td;
     GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_conv", "test"});
@@ -256,7 +236,7 @@ INSTANTIATE_TEST_SUITE_P(Isas, ConvStream, ::testing::Values(std::string("avx512
 struct EpCase {
   const char* shape;
   bool taps;        // as Border
-  int64_t c_outer;  // border_config's channel split
+  int64_t c_outer;  // blocked_config's channel split
 };
 
 // One runner per ISA (the driver compiled once) for the 4 epilogues x 2 cases.
@@ -270,7 +250,7 @@ TEST_P(ConvEpilogues, EqualReferenceEverywhereWithGuardZones) {
   for (Epilogue e : {Epilogue::bias, Epilogue::bias_relu, Epilogue::bias_relu6, Epilogue::bias_add})
     for (const EpCase& c : cases) {
       const Shape shape = parse_shape(c.shape);
-      specs.push_back({shape, border_config(shape, isa.lanes, c.taps, c.c_outer), e});
+      specs.push_back({shape, blocked_config(shape, isa.lanes, c.taps, c.c_outer), e});
     }
   const auto checked = test::check_convs(isa, specs);
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -298,7 +278,7 @@ TEST(ConvEpilogueCheck, AnotherEpilogueIsAWrongResult) {
   }
   EXPECT_GT(low, p.check_value.size() / 10);
   EXPECT_GT(high, p.check_value.size() / 20);
-  const Config cfg = border_config(shape, isa.lanes, true);
+  const Config cfg = blocked_config(shape, isa.lanes, true);
   auto r = check_conv(isa, shape, cfg, Epilogue::bias_relu, 1, Epilogue::bias_relu6);
   EXPECT_EQ(r.status, Status::wrong_result) << r.detail;  // not clamped at 6
   r = check_conv(isa, shape, cfg, Epilogue::bias, 1, Epilogue::bias_add);

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "convtune/codegen/conv.h"
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
@@ -22,32 +20,6 @@
 
 namespace convtune::grouped_test {
 namespace {
-
-int64_t largest_divisor(int64_t n, int64_t cap) {
-  for (int64_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
-
-// A configuration of one group's problem under the group loops `outer`
-// ("R(g)", "P(2,g), R(g)", ...): the taps in the microkernel (taps) or the
-// paper's tap loops outside it, a channel split c_outer above the k loop.
-Config group_config(const Shape& s, int lanes, const std::string& outer, bool taps, int64_t c_outer = 1,
-                    const std::string& tail = "") {
-  const Shape gv = group_view(s);
-  const int64_t kv = gv.padded_K(lanes) / lanes, uk = largest_divisor(kv, 2);
-  const int64_t uw = largest_divisor(s.Wo(), 4), uh = largest_divisor(s.Ho(), 2);
-  const int64_t cu = taps ? largest_divisor(gv.C / c_outer, 2) : 1;
-  std::string t = "[" + outer + ", ";
-  if (c_outer > 1) t += fmt::format("T({},c), ", c_outer);
-  if (!taps) t += fmt::format("T({},r), ", s.R);
-  t += fmt::format("T({},k), T({},h), T({},w), ", kv / uk, s.Ho() / uh, s.Wo() / uw);
-  if (!taps) t += fmt::format("T({},s), ", s.S);
-  t += fmt::format("T({},c), ", gv.C / c_outer / cu);
-  if (taps) t += fmt::format("U({},s), U({},r), U({},c), ", s.S, s.R, cu);
-  t += fmt::format("U({},w), U({},h), U({},k), V(k){}]", uw, uh, uk, tail);
-  return parse_config(t);
-}
 
 struct GroupCase {
   const char* shape;
@@ -84,14 +56,14 @@ TEST_P(ConvGrouped, EqualsReferenceEverywhereWithGuardZones) {
   std::vector<test::ConvSpec> plain, fused;
   for (const GroupCase& c : kCases) {
     const Shape shape = parse_shape(c.shape);
-    plain.push_back({shape, group_config(shape, isa.lanes, "R(g)", c.taps, c.c_outer, c.tail)});
+    plain.push_back({shape, test::blocked_config(shape, isa.lanes, c.taps, c.c_outer, "R(g)", c.tail)});
   }
   const Epilogue eps[] = {Epilogue::bias, Epilogue::bias_relu, Epilogue::bias_add};
   const size_t fused_cases[] = {1, 4, 8};  // stride 2, Nt(o) with 32 per group, asymmetric pads
   for (size_t i = 0; i < 3; ++i) {
     const GroupCase& c = kCases[fused_cases[i]];
     const Shape shape = parse_shape(c.shape);
-    fused.push_back({shape, group_config(shape, isa.lanes, "R(g)", c.taps, c.c_outer), eps[i]});
+    fused.push_back({shape, test::blocked_config(shape, isa.lanes, c.taps, c.c_outer, "R(g)"), eps[i]});
   }
   for (const auto* specs : {&plain, &fused}) {
     const auto checked = test::check_convs(isa, *specs);
@@ -113,7 +85,7 @@ TEST_P(ConvGrouped, EqualsReferenceEverywhereOnTwoThreads) {
   if (available_cpus() < 2) GTEST_SKIP() << "this process may use only " << available_cpus() << " CPU; P needs 2";
   struct Par {
     const char* shape;
-    const char* outer;  // group_config's, or a whole configuration ('[')
+    const char* outer;  // blocked_config's, or a whole configuration ('[')
   };
   const Par cases[] = {
       {"K=16,C=16,H=7,R=3,stride=2,groups=4", "P(2,g), R(g)"},
@@ -124,7 +96,7 @@ TEST_P(ConvGrouped, EqualsReferenceEverywhereOnTwoThreads) {
   };
   for (const Par& c : cases) {
     const Shape shape = parse_shape(c.shape);
-    const Config cfg = c.outer[0] == '[' ? parse_config(c.outer) : group_config(shape, isa.lanes, c.outer, true);
+    const Config cfg = c.outer[0] == '[' ? parse_config(c.outer) : test::blocked_config(shape, isa.lanes, true, 1, c.outer);
     const auto r = test::check_conv(isa, shape, cfg, Epilogue::bias_relu, 2);
     EXPECT_EQ(r.status, Status::ok) << to_string(cfg) << " on " << c.shape << ": " << r.detail << "\n"
                                     << r.source.substr(r.source.find("void ct_conv("), 3000);
@@ -140,7 +112,7 @@ TEST(ConvGroupedText, GroupLoopOffsetsAndLayouts) {
   const Isa isa = load_isa("avx2");
   CodegenInput in;
   in.shape = parse_shape("K=24,C=16,H=6,R=3,groups=2");  // Kg = 12 (a tail of 4 lanes), Cg = 8
-  in.config = group_config(in.shape, isa.lanes, "R(g)", true);
+  in.config = test::blocked_config(in.shape, isa.lanes, true, 1, "R(g)");
   in.function_name = "f";
   const GeneratedKernel k = generate_conv(isa, in);
   // Kgp = 16: 2 groups of 16 * 8 * 3 * 3 packed floats.

@@ -59,12 +59,7 @@ TEST(IsaSpace, TapsSpaceIsData) {
 
 // A missing or bad key of taps_space is one line naming it with its block.
 TEST(IsaSpace, BadTapsSpaceNamesTheKey) {
-  const nlohmann::json good = nlohmann::json::parse(embedded_file("microkernels/isa/avx512.json"));
-  auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = good;
-    edit(j);
-    return test::error_of([&] { parse_isa(j.dump(), "x.json"); });
-  };
+  auto err = [](const std::function<void(nlohmann::json&)>& edit) { return test::edited_isa_error("avx512", edit); };
   EXPECT_EQ(err([](auto&) {}), "no error");
   EXPECT_EQ(err([](auto& j) { j.erase("taps_space"); }), "ISA description x.json: key 'taps_space' is missing");
   EXPECT_EQ(err([](auto& j) { j["taps_space"] = 3; }), "ISA description x.json: key 'taps_space' has the wrong type");

@@ -13,6 +13,11 @@ namespace {
 
 using test::error_of;
 
+// The message parse_shape gives for `text`, or "no error".
+std::string shape_error(const std::string& text) {
+  return error_of([&] { parse_shape(text); });
+}
+
 std::vector<int64_t> fields(const Shape& s) {
   return {s.N,     s.K,     s.C,     s.H,     s.W,     s.R,     s.S,     s.stride_h,
           s.stride_w, s.pad_t, s.pad_l, s.pad_b, s.pad_r, s.dil_h, s.dil_w, s.groups};
@@ -147,34 +152,35 @@ TEST(ParseShape, ToStringRoundTrip) {
 }
 
 TEST(ParseShape, Errors) {
-  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
-  EXPECT_EQ(err("K=1,C=1,H=5,R=3,X=2"), "shape: field 'X' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
-            "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)");
-  EXPECT_EQ(err("k=1,C=1,H=5,R=3"), "shape: field 'k' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
-            "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)");
-  EXPECT_EQ(err("C=256,H=34,R=3"), "shape: K is missing; give it as K=<int>");
-  EXPECT_EQ(err("K=1,H=34,R=3"), "shape: C is missing; give it as C=<int>");
-  EXPECT_EQ(err("K=1,C=1,W=34,R=3"), "shape: H is missing; give it as H=<int>");
-  EXPECT_EQ(err("K=1,C=1,H=34,S=3"), "shape: R is missing; give it as R=<int>");
-  EXPECT_EQ(err("K=1,C=abc,H=3,R=1"), "shape: 'C=abc' is not a positive integer");
-  EXPECT_EQ(err("K=0,C=1,H=3,R=1"), "shape: 'K=0' is not a positive integer");
-  EXPECT_EQ(err("K=-1,C=1,H=3,R=1"), "shape: 'K=-1' is not a positive integer");
-  EXPECT_EQ(err("K=,C=1,H=3,R=1"), "shape: 'K=' is not a positive integer");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=1,pad=-1"), "shape: 'pad=-1' is not a non-negative integer");
-  EXPECT_EQ(err("K=1,K=2,C=1,H=3,R=1"), "shape: field 'K' given twice");
-  EXPECT_EQ(err(""), "shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3");
-  EXPECT_EQ(err("K=1,,C=1"), "shape: empty field in 'K=1,,C=1'; separate fields with single commas");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=1,"),
-            "shape: empty field in 'K=1,C=1,H=3,R=1,'; separate fields with single commas");
-  EXPECT_EQ(err("K512,C=1"), "shape: 'K512' is not a field=value pair; write e.g. K=512");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=7,pad=1"), "shape: R=7 is larger than H+pad_t+pad_b=5; use a smaller R, or more pad");
-  EXPECT_EQ(err("K=1,C=1,H=9,W=3,R=5,pad=0"),
-            "shape: S=5 is larger than W+pad_l+pad_r=3; use a smaller S, or more pad");
-  EXPECT_EQ(err("K=20000000,C=1,H=3,R=1"), "shape: K=20000000 is too large; K is at most 1048576");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=1,N=99999999999999999999"),
-            "shape: N=99999999999999999999 is too large; N is at most 1048576");
-  EXPECT_EQ(err("K=000000000001,C=1,H=3,R=1"), "no error");  // leading zeros are not size
-  EXPECT_EQ(err("K=1,C=1,H=3,R=7,pad=2"), "no error");  // 3+2*2 = 7 fits exactly
+  const std::vector<test::ErrorCase> cases = {
+      {"K=1,C=1,H=5,R=3,X=2",
+       "shape: field 'X' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+       "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)"},
+      {"k=1,C=1,H=5,R=3",
+       "shape: field 'k' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+       "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)"},
+      {"C=256,H=34,R=3", "shape: K is missing; give it as K=<int>"},
+      {"K=1,H=34,R=3", "shape: C is missing; give it as C=<int>"},
+      {"K=1,C=1,W=34,R=3", "shape: H is missing; give it as H=<int>"},
+      {"K=1,C=1,H=34,S=3", "shape: R is missing; give it as R=<int>"},
+      {"K=1,C=abc,H=3,R=1", "shape: 'C=abc' is not a positive integer"},
+      {"K=0,C=1,H=3,R=1", "shape: 'K=0' is not a positive integer"},
+      {"K=-1,C=1,H=3,R=1", "shape: 'K=-1' is not a positive integer"},
+      {"K=,C=1,H=3,R=1", "shape: 'K=' is not a positive integer"},
+      {"K=1,C=1,H=3,R=1,pad=-1", "shape: 'pad=-1' is not a non-negative integer"},
+      {"K=1,K=2,C=1,H=3,R=1", "shape: field 'K' given twice"},
+      {"", "shape: empty shape; give at least K, C, H and R, e.g. K=512,C=256,H=34,R=3"},
+      {"K=1,,C=1", "shape: empty field in 'K=1,,C=1'; separate fields with single commas"},
+      {"K=1,C=1,H=3,R=1,", "shape: empty field in 'K=1,C=1,H=3,R=1,'; separate fields with single commas"},
+      {"K512,C=1", "shape: 'K512' is not a field=value pair; write e.g. K=512"},
+      {"K=1,C=1,H=3,R=7,pad=1", "shape: R=7 is larger than H+pad_t+pad_b=5; use a smaller R, or more pad"},
+      {"K=1,C=1,H=9,W=3,R=5,pad=0", "shape: S=5 is larger than W+pad_l+pad_r=3; use a smaller S, or more pad"},
+      {"K=20000000,C=1,H=3,R=1", "shape: K=20000000 is too large; K is at most 1048576"},
+      {"K=1,C=1,H=3,R=1,N=99999999999999999999", "shape: N=99999999999999999999 is too large; N is at most 1048576"},
+      {"K=000000000001,C=1,H=3,R=1", "no error"},  // leading zeros are not size
+      {"K=1,C=1,H=3,R=7,pad=2", "no error"},  // 3+2*2 = 7 fits exactly
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(shape_error(c.input), c.message) << c.input;
 }
 
 TEST(ValidateShape, Errors) {
@@ -200,36 +206,38 @@ TEST(ValidateShape, Errors) {
 }
 
 TEST(ValidateShape, LimitsNameTheFieldAndTheFix) {
-  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
   // Used to abort with std::bad_alloc (a 25.6e9-float input).
-  EXPECT_EQ(err("K=64,C=64,H=20000,R=3"),
-            "shape: the input (N=1 x (H+pad_t+pad_b)=20002 x (W+pad_l+pad_r)=20002 x C=64) holds 25605120256 floats, "
-            "more than the limit of 268435456 (1 GiB); use a smaller N, H, W, C or pad");
-  // Used to hang in build_space.
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad=1000000"), "shape: pad=1000000 is too large; pad is at most 1024");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,H=2000000"), "shape: field 'H' given twice");
-  EXPECT_EQ(err("K=64,C=64,H=2000000,R=3"), "shape: H=2000000 is too large; H is at most 1048576");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,N=0"), "shape: 'N=0' is not a positive integer");
-  EXPECT_EQ(err("K=1000000,C=1000,H=1,R=1"),
-            "shape: the weights (R=1 x S=1 x C/groups=1000 x K padded to 16=1000000) holds 1000000000 floats, more "
-            "than the limit of 268435456 (1 GiB); use a smaller R, S, C or K");
-  EXPECT_EQ(err("K=1024,C=1,H=600,R=1"),
-            "shape: the output (N=1 x Ho=600 x Wo=600 x K padded to 16=1024) holds 368640000 floats, more than "
-            "the limit of 268435456 (1 GiB); use a smaller N, H, W, K or pad, or a larger stride");
-  EXPECT_EQ(err("K=512,C=512,H=700,R=1,stride=2"), "no error");  // 250880000 + 262144 + 62720000 floats
-  EXPECT_EQ(err("K=512,C=512,H=724,R=1"),
-            "shape: input, weights and output together hold 537018368 floats, more than the limit of 536870912 "
-            "(2 GiB) for one run; use a smaller shape");
-  EXPECT_EQ(err("K=4096,C=4096,H=128,R=3"), "no error");  // 4.95e12 FLOP
-  EXPECT_EQ(err("K=1024,C=1024,H=450,R=7"),
-            "shape: 2.08e+13 FLOP per convolution is more than the limit of 1.76e+13 (minutes per call on one "
-            "core); use a smaller shape");
-  EXPECT_EQ(err("K=16384,C=16384,H=1,R=1"), "no error");  // weights exactly at the limit
-  EXPECT_EQ(err("K=16385,C=16384,H=1,R=1"),
-            "shape: the weights (R=1 x S=1 x C/groups=16384 x K padded to 16=16400) holds 268697600 floats, more than "
-            "the limit of 268435456 (1 GiB); use a smaller R, S, C or K");
+  const std::vector<test::ErrorCase> cases = {
+      {"K=64,C=64,H=20000,R=3",
+       "shape: the input (N=1 x (H+pad_t+pad_b)=20002 x (W+pad_l+pad_r)=20002 x C=64) holds 25605120256 floats, "
+       "more than the limit of 268435456 (1 GiB); use a smaller N, H, W, C or pad"},
+      // Used to hang in build_space.
+      {"K=64,C=64,H=14,R=3,pad=1000000", "shape: pad=1000000 is too large; pad is at most 1024"},
+      {"K=64,C=64,H=14,R=3,H=2000000", "shape: field 'H' given twice"},
+      {"K=64,C=64,H=2000000,R=3", "shape: H=2000000 is too large; H is at most 1048576"},
+      {"K=64,C=64,H=14,R=3,N=0", "shape: 'N=0' is not a positive integer"},
+      {"K=1000000,C=1000,H=1,R=1",
+       "shape: the weights (R=1 x S=1 x C/groups=1000 x K padded to 16=1000000) holds 1000000000 floats, more "
+       "than the limit of 268435456 (1 GiB); use a smaller R, S, C or K"},
+      {"K=1024,C=1,H=600,R=1",
+       "shape: the output (N=1 x Ho=600 x Wo=600 x K padded to 16=1024) holds 368640000 floats, more than "
+       "the limit of 268435456 (1 GiB); use a smaller N, H, W, K or pad, or a larger stride"},
+      {"K=512,C=512,H=700,R=1,stride=2", "no error"},  // 250880000 + 262144 + 62720000 floats
+      {"K=512,C=512,H=724,R=1",
+       "shape: input, weights and output together hold 537018368 floats, more than the limit of 536870912 "
+       "(2 GiB) for one run; use a smaller shape"},
+      {"K=4096,C=4096,H=128,R=3", "no error"},  // 4.95e12 FLOP
+      {"K=1024,C=1024,H=450,R=7",
+       "shape: 2.08e+13 FLOP per convolution is more than the limit of 1.76e+13 (minutes per call on one "
+       "core); use a smaller shape"},
+      {"K=16384,C=16384,H=1,R=1", "no error"},  // weights exactly at the limit
+      {"K=16385,C=16384,H=1,R=1",
+       "shape: the weights (R=1 x S=1 x C/groups=16384 x K padded to 16=16400) holds 268697600 floats, more than "
+       "the limit of 268435456 (1 GiB); use a smaller R, S, C or K"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(shape_error(c.input), c.message) << c.input;
   // The largest sizes do not overflow int64 anywhere in the checks.
-  EXPECT_EQ(err("N=1048576,K=1048576,C=1048576,H=1048576,W=1048576,R=1024,S=1024,stride=1024,pad=1024")
+  EXPECT_EQ(shape_error("N=1048576,K=1048576,C=1048576,H=1048576,W=1048576,R=1024,S=1024,stride=1024,pad=1024")
                 .substr(0, 22),
             "shape: the input (N=10");
 }
@@ -274,36 +282,38 @@ TEST(ParseShape, GroupsDilationAndPerAxisWindows) {
 }
 
 TEST(ParseShape, BadGroupsDilationAndPads) {
-  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=10"),
-            "shape: groups=10 does not divide C=64; groups must divide both C and K");
-  EXPECT_EQ(err("K=30,C=64,H=14,R=3,groups=4"),
-            "shape: groups=4 does not divide K=30; groups must divide both C and K");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,groups=0"), "shape: 'groups=0' is not a positive integer");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,dilation=0"), "shape: 'dilation=0' is not a positive integer");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad=1,dilation=8"),
-            "shape: R=3 at dilation 8 spans 17 rows, more than H+pad_t+pad_b=16; use a smaller R or dilation, or "
-            "more pad");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,stride=2,stride_h=1"),
-            "shape: 'stride' and 'stride_h' both set stride_h; give one of them");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad_h=1,pad_t=0"), "shape: 'pad_h' and 'pad_t' both set pad_t; give one of them");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad_t=-1"), "shape: 'pad_t=-1' is not a non-negative integer");
-  EXPECT_EQ(err("K=64,C=64,H=14,R=3,pad_r=2000"), "shape: pad_r=2000 is too large; pad_r is at most 1024");
+  const std::vector<test::ErrorCase> cases = {
+      {"K=64,C=64,H=14,R=3,groups=10", "shape: groups=10 does not divide C=64; groups must divide both C and K"},
+      {"K=30,C=64,H=14,R=3,groups=4", "shape: groups=4 does not divide K=30; groups must divide both C and K"},
+      {"K=64,C=64,H=14,R=3,groups=0", "shape: 'groups=0' is not a positive integer"},
+      {"K=64,C=64,H=14,R=3,dilation=0", "shape: 'dilation=0' is not a positive integer"},
+      {"K=64,C=64,H=14,R=3,pad=1,dilation=8",
+       "shape: R=3 at dilation 8 spans 17 rows, more than H+pad_t+pad_b=16; use a smaller R or dilation, or "
+       "more pad"},
+      {"K=64,C=64,H=14,R=3,stride=2,stride_h=1", "shape: 'stride' and 'stride_h' both set stride_h; give one of them"},
+      {"K=64,C=64,H=14,R=3,pad_h=1,pad_t=0", "shape: 'pad_h' and 'pad_t' both set pad_t; give one of them"},
+      {"K=64,C=64,H=14,R=3,pad_t=-1", "shape: 'pad_t=-1' is not a non-negative integer"},
+      {"K=64,C=64,H=14,R=3,pad_r=2000", "shape: pad_r=2000 is too large; pad_r is at most 1024"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(shape_error(c.input), c.message) << c.input;
 }
 
 TEST(ParseShape, MessagesStayOneLine) {
-  auto err = [](const std::string& text) { return error_of([&] { parse_shape(text); }); };
   // Control characters and bytes that are not UTF-8 escaped (text.h escape_text).
-  EXPECT_EQ(err("K=1,\nX=2,C=1"), "shape: field '\\nX' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
-            "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)");
-  EXPECT_EQ(err("K=1,\nX\r=2,C=1"), "shape: field '\\nX\\x0D' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
-            "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)");
-  EXPECT_EQ(err("K=1,C=1,H=3,R=1,,\n"),
-            "shape: empty field in 'K=1,C=1,H=3,R=1,,\\n'; separate fields with single commas");
-  EXPECT_EQ(err("K=1,\xFFX=2"), "shape: field '\\xFFX' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
-            "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)");
-  EXPECT_EQ(err("K=" + std::string(100, 'x')),
-            "shape: 'K=" + std::string(60, 'x') + "...' is not a positive integer");
+  const std::vector<test::ErrorCase> cases = {
+      {"K=1,\nX=2,C=1",
+       "shape: field '\\nX' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+       "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)"},
+      {"K=1,\nX\r=2,C=1",
+       "shape: field '\\nX\\x0D' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+       "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)"},
+      {"K=1,C=1,H=3,R=1,,\n", "shape: empty field in 'K=1,C=1,H=3,R=1,,\\n'; separate fields with single commas"},
+      {"K=1,\xFFX=2",
+       "shape: field '\\xFFX' is unknown; use N,K,C,H,W,R,S,stride,pad,dilation,groups "
+       "(per axis: stride_h,stride_w,pad_h,pad_w,pad_t,pad_l,pad_b,pad_r,dilation_h,dilation_w)"},
+      {"K=" + std::string(100, 'x'), "shape: 'K=" + std::string(60, 'x') + "...' is not a positive integer"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(shape_error(c.input), c.message) << c.input;
 }
 
 }  // namespace

@@ -27,6 +27,14 @@ const std::string kSmall = CONVTUNE_SOURCE_DIR "/tests/data/small.onnx";
 #define SKIP_WITHOUT_ONNX() \
   if (!onnx_supported()) GTEST_SKIP() << "this convtune was built without the ONNX library (libonnx-dev)"
 
+// `convtune layers --onnx` on tests/data/<model> exits 0 and prints each of `texts`.
+void expect_layers_print(const std::string& model, const std::vector<std::string>& texts) {
+  const test::CliResult r = run_cli("layers --onnx " CONVTUNE_SOURCE_DIR "/tests/data/" + model);
+  ASSERT_EQ(r.exit_code, 0) << model << ": " << r.err;
+  for (const std::string& t : texts)
+    EXPECT_NE(r.out.find(t), std::string::npos) << model << " does not print\n" << t << "\nbut\n" << r.out;
+}
+
 TEST(OnnxModel, EveryConvWithItsShapeMerged) {
   SKIP_WITHOUT_ONNX();
   const OnnxModel m = read_onnx(kSmall);
@@ -119,12 +127,9 @@ TEST(OnnxModel, ConvAttributesBecomeTheShape) {
             "convolutions of fixed weights: export the model with its weights as initializers (torch.onnx.export's "
             "export_params=True, constant folding on)");
   EXPECT_EQ(skip.size(), 2u);
-  auto r = run_cli("layers --onnx " CONVTUNE_SOURCE_DIR "/tests/data/conv_attrs.onnx");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nskipped weight_input: its weights 'w_in' are not a constant"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nconv_attrs: 11 Conv nodes, 9 supported in 9 distinct shapes, 2 skipped\n"),
-            std::string::npos)
-      << r.out;
+  expect_layers_print("conv_attrs.onnx",
+                      {"\nskipped weight_input: its weights 'w_in' are not a constant",
+                       "\nconv_attrs: 11 Conv nodes, 9 supported in 9 distinct shapes, 2 skipped\n"});
 }
 
 // Input dims ONNX's inference cannot reach (its Slice, Split and Resize
@@ -147,10 +152,7 @@ TEST(OnnxModel, ShapesComputedInTheGraphArePropagated) {
             "its input 'reshaped' has no static shape: node reshape_input (op Reshape) gives 'reshaped' dims that "
             "depend on values known only at run time (or an op neither ONNX shape inference nor convtune follows); "
             "export the model with fixed input sizes and constant folding (torch.onnx.export's default)");
-  auto r = run_cli("layers --onnx " CONVTUNE_SOURCE_DIR "/tests/data/shuffle.onnx");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nshuffle: 5 Conv nodes, 4 supported in 4 distinct shapes, 1 skipped\n"), std::string::npos)
-      << r.out;
+  expect_layers_print("shuffle.onnx", {"\nshuffle: 5 Conv nodes, 4 supported in 4 distinct shapes, 1 skipped\n"});
 }
 
 // dense.onnx (make_conv_models.py): equal, dilated and asymmetrically padded
@@ -195,13 +197,10 @@ TEST(OnnxModel, BadModelsGetOneLine) {
   EXPECT_EQ(r.err, "convtune: error: --onnx: '" + data + "noconv.onnx' has no Conv node; convtune tunes 2-D "
                    "convolutions only\n");
   // A model input of dynamic height and width: the node is skipped, saying why, and no shape is left to tune.
-  r = run_cli("layers --onnx " + data + "dynamic.onnx");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nskipped /Conv: its input 'input' has no static shape: the model's input 'input' has dims "
+  expect_layers_print("dynamic.onnx",
+                      {"\nskipped /Conv: its input 'input' has no static shape: the model's input 'input' has dims "
                        "[1,3,height,width]; export the model with fixed input sizes (torch.onnx.export with a "
-                       "concrete example input, no dynamic_axes)\n"),
-            std::string::npos)
-      << r.out;
+                       "concrete example input, no dynamic_axes)\n"});
   r = run_cli("bench --onnx " + data + "dynamic.onnx");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "convtune: error: --onnx: '" + data + "dynamic.onnx' has no Conv node convtune supports; "
@@ -226,36 +225,23 @@ TEST(OnnxModel, AttributesOfTheWrongLengthAreNamed) {
   EXPECT_EQ(m.convs[4].skip, "kernel_shape=[3] has 1 value; a 2-D Conv has 2");
   EXPECT_EQ(m.convs[5].skip, "");
   EXPECT_EQ(m.convs[5].shape.to_string(), "N=1,K=8,C=8,H=16,W=16,R=3,S=3,stride=1,pad=1");
-  auto r = run_cli("layers --onnx " CONVTUNE_SOURCE_DIR "/tests/data/bad_attrs.onnx");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nbad_attrs: 6 Conv nodes, 1 supported in 1 distinct shape, 5 skipped\n"), std::string::npos)
-      << r.out;
+  expect_layers_print("bad_attrs.onnx", {"\nbad_attrs: 6 Conv nodes, 1 supported in 1 distinct shape, 5 skipped\n"});
 }
 
 // Issue 60: a 1-D or 3-D Conv, or a Conv after an op of a custom domain, is
 // skipped with its own reason; the rest of the model is listed.
 TEST(OnnxModel, OtherRanksAndCustomOpsSkipTheNodeNotTheModel) {
   SKIP_WITHOUT_ONNX();
-  const std::string data = CONVTUNE_SOURCE_DIR "/tests/data/";
-  auto r = run_cli("layers --onnx " + data + "conv1d3d.onnx");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nskipped conv1d: a 1-D convolution (input of rank 3); convtune tunes 2-D convolutions "
+  expect_layers_print("conv1d3d.onnx",
+                      {"\nskipped conv1d: a 1-D convolution (input of rank 3); convtune tunes 2-D convolutions "
                        "only\nskipped conv3d: a 3-D convolution (input of rank 5); convtune tunes 2-D convolutions "
-                       "only\n"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("\nconv1d3d: 3 Conv nodes, 1 supported in 1 distinct shape, 2 skipped\n"), std::string::npos)
-      << r.out;
-  r = run_cli("layers --onnx " + data + "custom_op.onnx");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nskipped after_custom: its input 't' has no inferred shape: it comes after node foo (op Foo "
-                       "of the custom domain 'com.example'), which ONNX shape inference does not know\n"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("\ncustom_op-0           8     8   16   16  3  3      1   1   1      1   16   16       0.3     1  "
-                       "direct\n"),
-            std::string::npos)
-      << r.out;
+                       "only\n",
+                       "\nconv1d3d: 3 Conv nodes, 1 supported in 1 distinct shape, 2 skipped\n"});
+  expect_layers_print("custom_op.onnx",
+                      {"\nskipped after_custom: its input 't' has no inferred shape: it comes after node foo (op Foo "
+                       "of the custom domain 'com.example'), which ONNX shape inference does not know\n",
+                       "\ncustom_op-0           8     8   16   16  3  3      1   1   1      1   16   16"
+                       "       0.3     1  direct\n"});
 }
 
 TEST(OnnxModel, WithoutTheLibraryOnnxSaysWhatToInstall) {

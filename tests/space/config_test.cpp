@@ -142,80 +142,72 @@ TEST(Config, ParallelLoop) {
 }
 
 TEST(Config, ParseErrors) {
-  EXPECT_EQ(parse_error("T(16,k)]"),
-            "config: at column 1: expected '[' at the start of a configuration, got 'T'");
-  EXPECT_EQ(parse_error(""),
-            "config: at column 1: expected '[' at the start of a configuration, got end of input");
-  EXPECT_EQ(parse_error("[T(16,k) x]"),
-            "config: at column 10: expected ',' or ']' after a specifier, got 'x'");
-  EXPECT_EQ(parse_error("[T(16,k)"),
-            "config: at column 9: expected ',' or ']' after a specifier, got end of input");
-  EXPECT_EQ(parse_error("[X(1,k)]"),
-            "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq, P or F");
-  EXPECT_EQ(parse_error("[T(16,k), ]"),
-            "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'");
+  const std::vector<test::ErrorCase> cases = {
+      {"T(16,k)]", "config: at column 1: expected '[' at the start of a configuration, got 'T'"},
+      {"", "config: at column 1: expected '[' at the start of a configuration, got end of input"},
+      {"[T(16,k) x]", "config: at column 10: expected ',' or ']' after a specifier, got 'x'"},
+      {"[T(16,k)", "config: at column 9: expected ',' or ']' after a specifier, got end of input"},
+      {"[X(1,k)]", "config: at column 2: unknown specifier 'X'; expected R, T, U, V, Lseq, P or F"},
+      {"[T(16,k), ]", "config: at column 11: expected a specifier (R, T, U, V, Lseq, P or F), got ']'"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(parse_error(c.input), c.message) << c.input;
   const std::string fence_rule = "F(r) or F(s) comes last, after V(k), followed only by Pf(w), Pf(o) and Nt(o)";
   const std::string rule = "Pf(w), Pf(o) and Nt(o) come last, in that order, each at most once";
-  EXPECT_EQ(parse_error("[T(16,c), F(s), V(k)]"),
-            "config: at column 17: expected Pf(w), Pf(o) or Nt(o) after F(s), got 'V'; " + fence_rule);
-  EXPECT_EQ(parse_error("[V(k), F(r), F(s)]"),
-            "config: at column 14: expected Pf(w), Pf(o) or Nt(o) after F(r), got 'F'; " + fence_rule);
-  EXPECT_EQ(parse_error("[V(k), F(r) V(k)]"), "config: at column 13: expected ']' after F(r), got 'V'; " + fence_rule);
-  EXPECT_EQ(parse_error("[V(k), Pf(w), F(r)]"),
-            "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(w), got 'F'; " + rule);
-  EXPECT_EQ(parse_error("[V(k), Pf(o) V(k)]"), "config: at column 14: expected ']' after Pf(o), got 'V'; " + rule);
-  EXPECT_EQ(parse_error("[V(k), Pf(o), Pf(w)]"), "config: at column 15: unexpected Pf(w) after Pf(o); " + rule);
-  EXPECT_EQ(parse_error("[V(k), Pf(o), F(r)]"),
-            "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(o), got 'F'; " + rule);
-  EXPECT_EQ(parse_error("[V(k), Pf(w), Pf(w)]"), "config: at column 15: unexpected Pf(w) after Pf(w); " + rule);
-  EXPECT_EQ(parse_error("[V(k), Nt(o), Pf(o)]"), "config: at column 15: unexpected Pf(o) after Nt(o); " + rule);
-  EXPECT_EQ(parse_error("[V(k), F(s), Nt(o), Nt(o)]"), "config: at column 21: unexpected Nt(o) after Nt(o); " + rule);
-  EXPECT_EQ(parse_error("[V(k), Nt(o) V(k)]"), "config: at column 14: expected ']' after Nt(o), got 'V'; " + rule);
-  EXPECT_EQ(parse_error("[V(k), Nt(w)]"),
-            "config: at column 11: expected o in Nt(...), got 'w'; Nt(o) stores the output block with non-temporal "
-            "stores");
-  EXPECT_EQ(parse_error("[V(k), Nt]"), "config: at column 10: expected '(' after 'Nt', got ']'");
-  EXPECT_EQ(parse_error("[V(k), Pf(k)]"),
-            "config: at column 11: expected w or o in Pf(...), got 'k'; Pf(w) prefetches the next weights, Pf(o) the "
-            "output block");
-  EXPECT_EQ(parse_error("[V(k), Pf]"), "config: at column 10: expected '(' after 'Pf', got ']'");
-  EXPECT_EQ(parse_error("[V(k), F(k)]"),
-            "config: at column 10: expected r or s in F(...), got 'k'; F(r) fences filter rows, F(s) every tap");
-  EXPECT_EQ(parse_error("[V(k), F(3,s)]"),
-            "config: at column 10: expected r or s in F(...), got '3'; F(r) fences filter rows, F(s) every tap");
-  EXPECT_EQ(parse_error("[T[16,k)]"), "config: at column 3: expected '(' after 'T', got '['");
-  EXPECT_EQ(parse_error("[T(x,k)]"), "config: at column 4: expected a number, got 'x'");
-  EXPECT_EQ(parse_error("[T(-1,k)]"), "config: at column 4: expected a number, got '-'");
-  EXPECT_EQ(parse_error("[T(99999999999999999999,k)]"),
-            "config: at column 4: number '99999999999999999999' is too large; a count is at most a problem size "
-            "(about 2^20)");
-  EXPECT_EQ(parse_error("[T(9223372036854775807,k)]"),
-            "config: at column 4: number '9223372036854775807' is too large; a count is at most a problem size "
-            "(about 2^20)");
-  EXPECT_EQ(parse_error("[T(\x01,k)]"), "config: at column 4: expected a number, got '\\x01'");
-  // Issue 60: a character of several bytes is quoted whole, a byte that is not UTF-8 escaped.
-  EXPECT_EQ(parse_error("[\xEF\xBC\xB4(2,w), V(k)]"),
-            "config: at column 2: expected a specifier (R, T, U, V, Lseq, P or F), got '\xEF\xBC\xB4'");
-  EXPECT_EQ(parse_error("[T(2,w), \xFF]"),
-            "config: at column 10: expected a specifier (R, T, U, V, Lseq, P or F), got '\\xFF'");
-  EXPECT_EQ(parse_error("[T(" + std::string(100, 'z') + ",k)]"),
-            "config: at column 4: expected a number, got '" + std::string(40, 'z') + "...'");
-  EXPECT_EQ(parse_error("[T(16 k)]"), "config: at column 7: expected ',' after the count, got 'k'");
-  EXPECT_EQ(parse_error("[T(16,q)]"),
-            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'q'");
-  EXPECT_EQ(parse_error("[T(16,kk)]"),
-            "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'kk'");
-  EXPECT_EQ(parse_error("[U(b,h)]"), "config: at column 4: expected a number or 'a', got 'b'");
-  EXPECT_EQ(parse_error("[U(ab,h)]"), "config: at column 4: expected a number or 'a', got 'ab'");
-  EXPECT_EQ(parse_error("[V(k]"), "config: at column 5: expected ')' to close the specifier, got ']'");
-  EXPECT_EQ(parse_error("[Lseq(h,[(2,11)])]"),
-            "config: at column 16: expected ',' between the two pairs, got ']'");
-  EXPECT_EQ(parse_error("[Lseq(h,[(2,11),(1,12),(1,13)])]"),
-            "config: at column 23: expected ']' after two pairs (Lseq combines exactly two "
-            "microkernels), got ','");
-  EXPECT_EQ(parse_error("[Lseq(h,(2,11))]"),
-            "config: at column 9: expected '[' to open the list of (repeats,size) pairs, got '('");
-  EXPECT_EQ(parse_error("[V(k)] x"), "config: at column 8: unexpected 'x' after the closing ']'");
+  const std::vector<test::ErrorCase> cases2 = {
+      {"[T(16,c), F(s), V(k)]",
+       "config: at column 17: expected Pf(w), Pf(o) or Nt(o) after F(s), got 'V'; " + fence_rule},
+      {"[V(k), F(r), F(s)]", "config: at column 14: expected Pf(w), Pf(o) or Nt(o) after F(r), got 'F'; " + fence_rule},
+      {"[V(k), F(r) V(k)]", "config: at column 13: expected ']' after F(r), got 'V'; " + fence_rule},
+      {"[V(k), Pf(w), F(r)]", "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(w), got 'F'; " + rule},
+      {"[V(k), Pf(o) V(k)]", "config: at column 14: expected ']' after Pf(o), got 'V'; " + rule},
+      {"[V(k), Pf(o), Pf(w)]", "config: at column 15: unexpected Pf(w) after Pf(o); " + rule},
+      {"[V(k), Pf(o), F(r)]", "config: at column 15: expected Pf(w), Pf(o) or Nt(o) after Pf(o), got 'F'; " + rule},
+      {"[V(k), Pf(w), Pf(w)]", "config: at column 15: unexpected Pf(w) after Pf(w); " + rule},
+      {"[V(k), Nt(o), Pf(o)]", "config: at column 15: unexpected Pf(o) after Nt(o); " + rule},
+      {"[V(k), F(s), Nt(o), Nt(o)]", "config: at column 21: unexpected Nt(o) after Nt(o); " + rule},
+      {"[V(k), Nt(o) V(k)]", "config: at column 14: expected ']' after Nt(o), got 'V'; " + rule},
+      {"[V(k), Nt(w)]",
+       "config: at column 11: expected o in Nt(...), got 'w'; Nt(o) stores the output block with non-temporal "
+       "stores"},
+      {"[V(k), Nt]", "config: at column 10: expected '(' after 'Nt', got ']'"},
+      {"[V(k), Pf(k)]",
+       "config: at column 11: expected w or o in Pf(...), got 'k'; Pf(w) prefetches the next weights, Pf(o) the "
+       "output block"},
+      {"[V(k), Pf]", "config: at column 10: expected '(' after 'Pf', got ']'"},
+      {"[V(k), F(k)]",
+       "config: at column 10: expected r or s in F(...), got 'k'; F(r) fences filter rows, F(s) every tap"},
+      {"[V(k), F(3,s)]",
+       "config: at column 10: expected r or s in F(...), got '3'; F(r) fences filter rows, F(s) every tap"},
+      {"[T[16,k)]", "config: at column 3: expected '(' after 'T', got '['"},
+      {"[T(x,k)]", "config: at column 4: expected a number, got 'x'"},
+      {"[T(-1,k)]", "config: at column 4: expected a number, got '-'"},
+      {"[T(99999999999999999999,k)]",
+       "config: at column 4: number '99999999999999999999' is too large; a count is at most a problem size "
+       "(about 2^20)"},
+      {"[T(9223372036854775807,k)]",
+       "config: at column 4: number '9223372036854775807' is too large; a count is at most a problem size "
+       "(about 2^20)"},
+      {"[T(\x01,k)]", "config: at column 4: expected a number, got '\\x01'"},
+      // Issue 60: a character of several bytes is quoted whole, a byte that is not UTF-8 escaped.
+      {"[\xEF\xBC\xB4(2,w), V(k)]",
+       "config: at column 2: expected a specifier (R, T, U, V, Lseq, P or F), got '\xEF\xBC\xB4'"},
+      {"[T(2,w), \xFF]", "config: at column 10: expected a specifier (R, T, U, V, Lseq, P or F), got '\\xFF'"},
+      {"[T(" + std::string(100, 'z') + ",k)]",
+       "config: at column 4: expected a number, got '" + std::string(40, 'z') + "...'"},
+      {"[T(16 k)]", "config: at column 7: expected ',' after the count, got 'k'"},
+      {"[T(16,q)]", "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'q'"},
+      {"[T(16,kk)]", "config: at column 7: expected a dimension (one of n,k,c,h,w,r,s,g), got 'kk'"},
+      {"[U(b,h)]", "config: at column 4: expected a number or 'a', got 'b'"},
+      {"[U(ab,h)]", "config: at column 4: expected a number or 'a', got 'ab'"},
+      {"[V(k]", "config: at column 5: expected ')' to close the specifier, got ']'"},
+      {"[Lseq(h,[(2,11)])]", "config: at column 16: expected ',' between the two pairs, got ']'"},
+      {"[Lseq(h,[(2,11),(1,12),(1,13)])]",
+       "config: at column 23: expected ']' after two pairs (Lseq combines exactly two "
+       "microkernels), got ','"},
+      {"[Lseq(h,(2,11))]", "config: at column 9: expected '[' to open the list of (repeats,size) pairs, got '('"},
+      {"[V(k)] x", "config: at column 8: unexpected 'x' after the closing ']'"},
+  };
+  for (const test::ErrorCase& c : cases2) EXPECT_EQ(parse_error(c.input), c.message) << c.input;
 }
 
 TEST(Validate, PaperExampleIsAccepted) {
@@ -243,48 +235,51 @@ TEST(Validate, OtherValidConfigs) {
 }
 
 TEST(Validate, Counts) {
-  EXPECT_EQ(check("[T(0,k), T(256,c), V(k)]"),
-            "config: dimension k: T(0,k) has count 0; every count must be >= 1");
-  EXPECT_EQ(check("[T(256,c), U(0,k), V(k)]"),
-            "config: dimension k: U(0,k) has count 0; every count must be >= 1");
-  EXPECT_EQ(check("[Lseq(h,[(0,11),(1,12)]), T(256,c), U(a,h), V(k)]"),
-            "config: dimension h: Lseq(h,[(0,11),(1,12)]) has a repeat count or size below 1; "
-            "every count must be >= 1");
-  EXPECT_EQ(check("[Lseq(h,[(2,11),(1,0)]), T(256,c), U(a,h), V(k)]"),
-            "config: dimension h: Lseq(h,[(2,11),(1,0)]) has a repeat count or size below 1; "
-            "every count must be >= 1");
+  const std::vector<test::ErrorCase> checks = {
+      {"[T(0,k), T(256,c), V(k)]", "config: dimension k: T(0,k) has count 0; every count must be >= 1"},
+      {"[T(256,c), U(0,k), V(k)]", "config: dimension k: U(0,k) has count 0; every count must be >= 1"},
+      {"[Lseq(h,[(0,11),(1,12)]), T(256,c), U(a,h), V(k)]",
+       "config: dimension h: Lseq(h,[(0,11),(1,12)]) has a repeat count or size below 1; "
+       "every count must be >= 1"},
+      {"[Lseq(h,[(2,11),(1,0)]), T(256,c), U(a,h), V(k)]",
+       "config: dimension h: Lseq(h,[(2,11),(1,0)]) has a repeat count or size below 1; "
+       "every count must be >= 1"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
   EXPECT_EQ(check("[T(256,c), V(k)]", "yolo9000-12", 0),
             "config: the vector length is 0; it must be >= 1");
 }
 
 TEST(Validate, Vectorisation) {
-  EXPECT_EQ(check("[T(256,c), U(2,k)]"),
-            "config: no V(k); the innermost specifier must be V(k) (000 §3.3)");
-  EXPECT_EQ(check("[]"), "config: no V(k); the innermost specifier must be V(k) (000 §3.3)");
-  EXPECT_EQ(check("[T(256,c), V(k), V(k)]"),
-            "config: V appears 2 times; exactly one V(k) is allowed, innermost (000 §3.3)");
-  EXPECT_EQ(check("[T(256,c), V(k), U(2,k)]"),
-            "config: V(k) must be the innermost specifier but U(2,k) follows it (000 §3.3)");
-  EXPECT_EQ(check("[T(256,c), U(2,k), V(w)]"),
-            "config: dimension w: V(w) vectorises w; only k is vectorised (000 §4.1)");
+  const std::vector<test::ErrorCase> checks = {
+      {"[T(256,c), U(2,k)]", "config: no V(k); the innermost specifier must be V(k) (000 §3.3)"},
+      {"[]", "config: no V(k); the innermost specifier must be V(k) (000 §3.3)"},
+      {"[T(256,c), V(k), V(k)]", "config: V appears 2 times; exactly one V(k) is allowed, innermost (000 §3.3)"},
+      {"[T(256,c), V(k), U(2,k)]", "config: V(k) must be the innermost specifier but U(2,k) follows it (000 §3.3)"},
+      {"[T(256,c), U(2,k), V(w)]", "config: dimension w: V(w) vectorises w; only k is vectorised (000 §4.1)"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 TEST(Validate, Microkernel) {
-  EXPECT_EQ(check("[U(2,w), T(256,c), U(2,k), V(k)]"),
-            "config: dimension w: U(2,w) is not in the microkernel; every U must be in the block "
-            "directly above V(k) (000 §4.1)");
-  EXPECT_EQ(check("[T(256,c), U(2,k), U(2,h), V(k)]"),
-            "config: dimension h: U(2,h) comes after U(2,k); the microkernel order is s, r, c, "
-            "w, h, k (000 §4.1)");
-  EXPECT_EQ(check("[T(256,c), U(3,r), U(3,s), V(k)]"),
-            "config: dimension s: U(3,s) comes after U(3,r); the microkernel order is s, r, c, "
-            "w, h, k (000 §4.1)");
-  EXPECT_EQ(check("[T(256,c), U(2,w), U(17,w), V(k)]"),
-            "config: dimension w: U appears twice in the microkernel; each dimension is unrolled "
-            "at most once (000 §4.1)");
-  EXPECT_EQ(check("[T(256,c), U(1,n), V(k)]"),
-            "config: dimension n: U(1,n) unrolls n; the microkernel unrolls only s, r, c, w, h, "
-            "k (000 §4.1)");
+  const std::vector<test::ErrorCase> checks = {
+      {"[U(2,w), T(256,c), U(2,k), V(k)]",
+       "config: dimension w: U(2,w) is not in the microkernel; every U must be in the block "
+       "directly above V(k) (000 §4.1)"},
+      {"[T(256,c), U(2,k), U(2,h), V(k)]",
+       "config: dimension h: U(2,h) comes after U(2,k); the microkernel order is s, r, c, "
+       "w, h, k (000 §4.1)"},
+      {"[T(256,c), U(3,r), U(3,s), V(k)]",
+       "config: dimension s: U(3,s) comes after U(3,r); the microkernel order is s, r, c, "
+       "w, h, k (000 §4.1)"},
+      {"[T(256,c), U(2,w), U(17,w), V(k)]",
+       "config: dimension w: U appears twice in the microkernel; each dimension is unrolled "
+       "at most once (000 §4.1)"},
+      {"[T(256,c), U(1,n), V(k)]",
+       "config: dimension n: U(1,n) unrolls n; the microkernel unrolls only s, r, c, w, h, "
+       "k (000 §4.1)"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 // F(r) / F(s) need taps in the microkernel to stand between; the fence is
@@ -311,11 +306,13 @@ TEST(Validate, TapFence) {
 // or shares an input pixel; its loops then cover Ho*Wo pixels in one column.
 TEST(Config, FlatParseErrors) {
   EXPECT_NE(parse_config("[Flat(hw), V(k)]"), parse_config("[V(k)]"));
-  EXPECT_EQ(parse_error("[T(2,k), Flat(hw), V(k)]"), "config: at column 10: Flat(hw) comes first, before every loop");
-  EXPECT_EQ(parse_error("[Flat(h), V(k)]"),
-            "config: at column 7: expected hw in Flat(...), got 'h'; Flat(hw) tiles the Ho*Wo output pixels as one column");
-  EXPECT_EQ(parse_error("[Flat(hw)]"),
-            "config: at column 10: expected ',' after Flat(hw) (the loops follow it), got ']'");
+  const std::vector<test::ErrorCase> cases = {
+      {"[T(2,k), Flat(hw), V(k)]", "config: at column 10: Flat(hw) comes first, before every loop"},
+      {"[Flat(h), V(k)]",
+       "config: at column 7: expected hw in Flat(...), got 'h'; Flat(hw) tiles the Ho*Wo output pixels as one column"},
+      {"[Flat(hw)]", "config: at column 10: expected ',' after Flat(hw) (the loops follow it), got ']'"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(parse_error(c.input), c.message) << c.input;
 }
 
 // Wino(2) (config.h): first of all; its loops cover the GEMM over the tiles.
@@ -325,21 +322,25 @@ TEST(Config, WinoParseErrors) {
   EXPECT_FALSE(c.flat());
   EXPECT_EQ(to_string(c), "[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k), Nt(o)]");
   EXPECT_NE(parse_config("[Wino(2), V(k)]"), parse_config("[V(k)]"));
-  EXPECT_EQ(parse_error("[T(2,k), Wino(2), V(k)]"), "config: at column 10: Wino(2) comes first, before every loop");
-  EXPECT_EQ(parse_error("[Wino(4), V(k)]"),
-            "config: at column 7: expected 2 in Wino(...), got '4'; Wino(2) is Winograd F(2x2,3x3)");
-  EXPECT_EQ(parse_error("[Wino(2)]"), "config: at column 9: expected ',' after Wino(2) (the loops follow it), got ']'");
-  EXPECT_EQ(parse_error("[Flat(hw), Wino(2), V(k)]"), "config: at column 12: Wino(2) comes first, before every loop");
+  const std::vector<test::ErrorCase> cases = {
+      {"[T(2,k), Wino(2), V(k)]", "config: at column 10: Wino(2) comes first, before every loop"},
+      {"[Wino(4), V(k)]", "config: at column 7: expected 2 in Wino(...), got '4'; Wino(2) is Winograd F(2x2,3x3)"},
+      {"[Wino(2)]", "config: at column 9: expected ',' after Wino(2) (the loops follow it), got ']'"},
+      {"[Flat(hw), Wino(2), V(k)]", "config: at column 12: Wino(2) comes first, before every loop"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(parse_error(c.input), c.message) << c.input;
   // Wino(2,b): the fused order, b tiles a block.
   const Config f = parse_config("[Wino(2, 17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
   EXPECT_EQ(f.view, (View{View::wino, 17}));
   EXPECT_EQ(to_string(f), "[Wino(2,17), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
-  EXPECT_EQ(parse_error("[Wino(2,0), V(k)]"),
-            "config: at column 9: a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1");
-  EXPECT_EQ(parse_error("[Wino(2,b), V(k)]"), "config: at column 9: expected a number, got 'b'");
-  EXPECT_EQ(parse_error("[Wino(2,17)]"),
-            "config: at column 12: expected ',' after Wino(2,17) (the loops follow it), got ']'");
-  EXPECT_EQ(parse_error("[Flat(hw,2), V(k)]"), "config: at column 9: expected ')' to close the specifier, got ','");
+  const std::vector<test::ErrorCase> cases2 = {
+      {"[Wino(2,0), V(k)]",
+       "config: at column 9: a block of 0 tiles in Wino(2,b); write Wino(2) for all tiles at once or b >= 1"},
+      {"[Wino(2,b), V(k)]", "config: at column 9: expected a number, got 'b'"},
+      {"[Wino(2,17)]", "config: at column 12: expected ',' after Wino(2,17) (the loops follow it), got ']'"},
+      {"[Flat(hw,2), V(k)]", "config: at column 9: expected ')' to close the specifier, got ','"},
+  };
+  for (const test::ErrorCase& c : cases2) EXPECT_EQ(parse_error(c.input), c.message) << c.input;
   // Wino(2,b,t): t threads share the blocks; t = 1 is Wino(2,b).
   const Config t = parse_config("[Wino(2,17, 2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]");
   EXPECT_EQ(t.view, (View{View::wino, 17, 2}));
@@ -354,19 +355,22 @@ TEST(Validate, Wino) {
   // yolo9000-12: 34x34 outputs, 17x17 = 289 tiles.
   const std::string l = "yolo9000-12";
   EXPECT_EQ(wino_tiles(zoo_layer(l)), 289);
-  EXPECT_EQ(check("[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k)]", l), "no error");
-  EXPECT_EQ(check("[Wino(2), T(8,k), T(289,h), T(256,c), U(4,k), V(k), Pf(w), Pf(o), Nt(o)]", l), "no error");
-  EXPECT_EQ(check("[Wino(2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
-            "config: dimension h: tile factors multiply to 17 but the problem size is 289; every dimension must be "
-            "covered exactly (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[Wino(2), T(8,k), T(289,h), T(256,c), U(3,r), U(4,k), V(k)]", l),
-            "config: dimension r: tile factors multiply to 3 but the problem size is 1; every dimension must be "
-            "covered exactly (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[Wino(2), P(2,k), T(4,k), T(289,h), T(256,c), U(4,k), V(k)]", l),
-            "config: Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write "
-            "Wino(2,b,t)");
-  // Wino(2,b,t): t threads over the 289 / 17 = 17 blocks; no more threads than blocks.
-  EXPECT_EQ(check("[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l), "no error");
+  const std::vector<test::ErrorCase> cases = {
+      {"[Wino(2), T(8,k), Lseq(h,[(47,6),(1,7)]), T(256,c), U(a,h), U(4,k), V(k)]", "no error"},
+      {"[Wino(2), T(8,k), T(289,h), T(256,c), U(4,k), V(k), Pf(w), Pf(o), Nt(o)]", "no error"},
+      {"[Wino(2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]",
+       "config: dimension h: tile factors multiply to 17 but the problem size is 289; every dimension must be "
+       "covered exactly (000 §3.3 divisibility)"},
+      {"[Wino(2), T(8,k), T(289,h), T(256,c), U(3,r), U(4,k), V(k)]",
+       "config: dimension r: tile factors multiply to 3 but the problem size is 1; every dimension must be "
+       "covered exactly (000 §3.3 divisibility)"},
+      {"[Wino(2), P(2,k), T(4,k), T(289,h), T(256,c), U(4,k), V(k)]",
+       "config: Wino(2) takes no P loops: its threads go over the blocks; drop the P loops and write "
+       "Wino(2,b,t)"},
+      // Wino(2,b,t): t threads over the 289 / 17 = 17 blocks; no more threads than blocks.
+      {"[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", "no error"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(check(c.input, l), c.message) << c.input;
   EXPECT_EQ(config_threads(parse_config("[Wino(2,17,2), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]")), 2);
   EXPECT_EQ(check("[Wino(2,17,18), T(8,k), T(17,h), T(256,c), U(4,k), V(k)]", l),
             "config: Wino(2,17,18): 18 threads but 17 blocks of 17 tiles; give at most 17 threads or a smaller block");
@@ -465,38 +469,44 @@ TEST(Validate, ReuseLoopAboveMicrokernel) {
   const std::string nothing =
       "config: nothing above the microkernel; it must be T(n,c) (000 §4.2: c first above the "
       "microkernel)";
-  EXPECT_EQ(check("[U(2,k), V(k)]"), nothing);
-  EXPECT_EQ(check("[V(k)]"), nothing);
-  EXPECT_EQ(check("[T(256,c), T(2,w), U(2,k), V(k)]"),
-            "config: dimension c: the specifier above the microkernel is T(2,w); it must be "
-            "T(n,c) (000 §4.2: c first above the microkernel)");
-  EXPECT_EQ(check("[R(c), U(2,k), V(k)]"),
-            "config: dimension c: the specifier above the microkernel is R(c); it must be "
-            "T(n,c) (000 §4.2: c first above the microkernel)");
-  EXPECT_EQ(check("[T(256,c), Lseq(h,[(2,11),(1,12)]), U(a,h), V(k)]"),
-            "config: dimension c: the specifier above the microkernel is "
-            "Lseq(h,[(2,11),(1,12)]); it must be T(n,c) (000 §4.2: c first above the "
-            "microkernel)");
+  const std::vector<test::ErrorCase> checks = {
+      {"[U(2,k), V(k)]", nothing},
+      {"[V(k)]", nothing},
+      {"[T(256,c), T(2,w), U(2,k), V(k)]",
+       "config: dimension c: the specifier above the microkernel is T(2,w); it must be "
+       "T(n,c) (000 §4.2: c first above the microkernel)"},
+      {"[R(c), U(2,k), V(k)]",
+       "config: dimension c: the specifier above the microkernel is R(c); it must be "
+       "T(n,c) (000 §4.2: c first above the microkernel)"},
+      {"[T(256,c), Lseq(h,[(2,11),(1,12)]), U(a,h), V(k)]",
+       "config: dimension c: the specifier above the microkernel is "
+       "Lseq(h,[(2,11),(1,12)]); it must be T(n,c) (000 §4.2: c first above the "
+       "microkernel)"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 TEST(Validate, Lseq) {
-  EXPECT_EQ(check("[Lseq(h,[(1,11),(1,12)]), Lseq(h,[(1,5),(1,6)]), T(256,c), U(a,h), V(k)]"),
-            "config: dimension h: Lseq appears twice; at most one is allowed (000 §3.3)");
-  EXPECT_EQ(check("[Lseq(w,[(2,11),(1,12)]), T(256,c), U(a,h), V(k)]"),
-            "config: dimension w: Lseq(w,[(2,11),(1,12)]) combines microkernels along w; only h "
-            "is combined (000 §4.2)");
-  EXPECT_EQ(check("[Lseq(h,[(2,11),(1,11)]), T(256,c), U(a,h), V(k)]"),
-            "config: dimension h: Lseq(h,[(2,11),(1,11)]) uses the size 11 twice; the two "
-            "alternatives must differ (000 §4.2)");
-  EXPECT_EQ(check("[T(256,c), U(a,w), U(2,k), V(k)]"),
-            "config: dimension w: U(a,w) takes its size from an Lseq, which only h has (000 §4.2)");
-  EXPECT_EQ(check("[T(256,c), U(a,h), U(2,k), V(k)]"),
-            "config: dimension h: U(a,h) takes its size from an Lseq(h,...) above it, but there "
-            "is none (000 §3.3)");
-  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
-                  "T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: dimension h: Lseq(h,[(2,11),(1,12)]) needs U(a,h) in the microkernel to "
-            "take its size (000 §3.3)");
+  const std::vector<test::ErrorCase> checks = {
+      {"[Lseq(h,[(1,11),(1,12)]), Lseq(h,[(1,5),(1,6)]), T(256,c), U(a,h), V(k)]",
+       "config: dimension h: Lseq appears twice; at most one is allowed (000 §3.3)"},
+      {"[Lseq(w,[(2,11),(1,12)]), T(256,c), U(a,h), V(k)]",
+       "config: dimension w: Lseq(w,[(2,11),(1,12)]) combines microkernels along w; only h "
+       "is combined (000 §4.2)"},
+      {"[Lseq(h,[(2,11),(1,11)]), T(256,c), U(a,h), V(k)]",
+       "config: dimension h: Lseq(h,[(2,11),(1,11)]) uses the size 11 twice; the two "
+       "alternatives must differ (000 §4.2)"},
+      {"[T(256,c), U(a,w), U(2,k), V(k)]",
+       "config: dimension w: U(a,w) takes its size from an Lseq, which only h has (000 §4.2)"},
+      {"[T(256,c), U(a,h), U(2,k), V(k)]",
+       "config: dimension h: U(a,h) takes its size from an Lseq(h,...) above it, but there "
+       "is none (000 §3.3)"},
+      {"[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: dimension h: Lseq(h,[(2,11),(1,12)]) needs U(a,h) in the microkernel to "
+       "take its size (000 §3.3)"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 TEST(Validate, OuterLoops) {
@@ -513,15 +523,17 @@ TEST(Validate, OuterLoops) {
 // Issue 12: P(n,d), the parallel tile loop.
 TEST(Validate, ParallelLoops) {
   // P counts like T along its dimension; one or two adjacent P above any Lseq.
-  EXPECT_EQ(check("[P(2,k), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), "
-                  "U(a,h), U(2,k), V(k)]"),
-            "no error");
-  EXPECT_EQ(check("[P(2,k), P(2,w), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(256,c), "
-                  "U(a,h), U(2,k), V(k)]"),
-            "no error");
-  EXPECT_EQ(check("[T(16,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"), "no error");
-  EXPECT_EQ(check("[P(1,n), R(h), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "no error");
+  const std::vector<test::ErrorCase> checks = {
+      {"[P(2,k), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]",
+       "no error"},
+      {"[P(2,k), P(2,w), T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]",
+       "no error"},
+      {"[T(16,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]", "no error"},
+      {"[P(1,n), R(h), T(17,w), T(3,s), T(3,r), T(2,w), T(16,k), T(256,c), U(2,h), U(2,k), V(k)]", "no error"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
   // Reduction dimensions never run in parallel.
   for (const char* d : {"c", "r", "s"})
     EXPECT_EQ(check(fmt::format("[P(2,{0}), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(128,c), U(2,h), "
@@ -530,58 +542,64 @@ TEST(Validate, ParallelLoops) {
               fmt::format("config: dimension {0}: P(2,{0}) runs a reduction dimension in parallel; only n, k, h, "
                           "w may be parallel (each output must be written by one thread only)",
                           d));
-  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), P(17,w), T(2,w), T(3,s), T(3,r), T(256,c), U(a,h), U(2,k), "
-                  "V(k)]"),
-            "config: dimension w: P(17,w) is inside Lseq(h,[(2,11),(1,12)]); a parallel loop must be above any "
-            "Lseq");
-  EXPECT_EQ(check("[P(2,k), P(2,w), P(17,h), T(8,k), T(17,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: P appears 3 times; at most two parallel loops are allowed, adjacent (they become one OpenMP "
-            "collapse(2) loop)");
-  EXPECT_EQ(check("[P(2,k), T(8,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: P(2,k) and P(17,h) are not adjacent; two parallel loops must be next to each other (they "
-            "become one OpenMP collapse(2) loop)");
-  // P(n,d,t): t threads below the count; t = n is P(n,d).
-  EXPECT_EQ(check("[T(16,k), P(17,h,2), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"), "no error");
-  EXPECT_EQ(check("[T(16,k), P(17,h,17), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: dimension h: P(17,h,17) has 17 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
-            "P(17,h) for one thread per iteration");
-  EXPECT_EQ(check("[T(16,k), P(17,h,18), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: dimension h: P(17,h,18) has 18 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
-            "P(17,h) for one thread per iteration");
-  EXPECT_EQ(check("[P(0,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: dimension k: P(0,k) has count 0; every count must be >= 1");
-  // Below the reuse loop there is only the microkernel.
-  EXPECT_EQ(check("[T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), P(2,h), U(2,k), V(k)]"),
-            "config: dimension c: the specifier above the microkernel is P(2,h); it must be T(n,c) (000 §4.2: c "
-            "first above the microkernel)");
-  // P's count is a tile factor.
-  EXPECT_EQ(check("[P(2,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]"),
-            "config: dimension k: tile factors multiply to 1024 (including 16 lanes) but the problem size is 512; "
-            "every dimension must be covered exactly (000 §3.3 divisibility)");
+  const std::vector<test::ErrorCase> checks2 = {
+      {"[T(16,k), Lseq(h,[(2,11),(1,12)]), P(17,w), T(2,w), T(3,s), T(3,r), T(256,c), U(a,h), U(2,k), "
+                  "V(k)]",
+       "config: dimension w: P(17,w) is inside Lseq(h,[(2,11),(1,12)]); a parallel loop must be above any "
+       "Lseq"},
+      {"[P(2,k), P(2,w), P(17,h), T(8,k), T(17,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: P appears 3 times; at most two parallel loops are allowed, adjacent (they become one OpenMP "
+       "collapse(2) loop)"},
+      {"[P(2,k), T(8,k), P(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: P(2,k) and P(17,h) are not adjacent; two parallel loops must be next to each other (they "
+       "become one OpenMP collapse(2) loop)"},
+      // P(n,d,t): t threads below the count; t = n is P(n,d).
+      {"[T(16,k), P(17,h,2), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]", "no error"},
+      {"[T(16,k), P(17,h,17), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: dimension h: P(17,h,17) has 17 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
+       "P(17,h) for one thread per iteration"},
+      {"[T(16,k), P(17,h,18), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: dimension h: P(17,h,18) has 18 threads for 17 iterations; give 2 <= t < n in P(n,h,t), or "
+       "P(17,h) for one thread per iteration"},
+      {"[P(0,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: dimension k: P(0,k) has count 0; every count must be >= 1"},
+      // Below the reuse loop there is only the microkernel.
+      {"[T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), P(2,h), U(2,k), V(k)]",
+       "config: dimension c: the specifier above the microkernel is P(2,h); it must be T(n,c) (000 §4.2: c "
+       "first above the microkernel)"},
+      // P's count is a tile factor.
+      {"[P(2,k), T(16,k), T(17,h), T(34,w), T(3,s), T(3,r), T(256,c), U(2,h), U(2,k), V(k)]",
+       "config: dimension k: tile factors multiply to 1024 (including 16 lanes) but the problem size is 512; "
+       "every dimension must be covered exactly (000 §3.3 divisibility)"},
+  };
+  for (const test::ErrorCase& c : checks2) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 TEST(Validate, Divisibility) {
-  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,10)]), T(17,w), T(3,s), T(3,r), T(2,w), "
-                  "T(256,c), U(a,h), U(2,k), V(k)]"),
-            "config: dimension h: tile factors multiply to 32 but the problem size is 34; every "
-            "dimension must be covered exactly (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
-                  "T(256,c), U(a,h), U(2,k), V(k)]"),
-            "config: dimension k: tile factors multiply to 256 (including 16 lanes) but the "
-            "problem size is 512; every dimension must be covered exactly (000 §3.3 "
-            "divisibility)");
-  EXPECT_EQ(check("[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,r), T(2,w), T(256,c), "
-                  "U(a,h), U(2,k), V(k)]"),
-            "config: dimension s: no specifier covers it but the problem size is 3; add T(3,s) "
-            "or R(s) (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[T(2,n), T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
-                  "T(256,c), U(a,h), U(2,k), V(k)]"),
-            "config: dimension n: tile factors multiply to 2 but the problem size is 1; every "
-            "dimension must be covered exactly (000 §3.3 divisibility)");
-  EXPECT_EQ(check("[T(4294967296,k), T(4294967296,k), T(256,c), V(k)]"),
-            "config: dimension k: tile factors multiply to at least 2^63 (including 16 lanes) "
-            "but the problem size is 512; every dimension must be covered exactly (000 §3.3 "
-            "divisibility)");
+  const std::vector<test::ErrorCase> checks = {
+      {"[T(16,k), Lseq(h,[(2,11),(1,10)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]",
+       "config: dimension h: tile factors multiply to 32 but the problem size is 34; every "
+       "dimension must be covered exactly (000 §3.3 divisibility)"},
+      {"[T(8,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]",
+       "config: dimension k: tile factors multiply to 256 (including 16 lanes) but the "
+       "problem size is 512; every dimension must be covered exactly (000 §3.3 "
+       "divisibility)"},
+      {"[T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,r), T(2,w), T(256,c), "
+                  "U(a,h), U(2,k), V(k)]",
+       "config: dimension s: no specifier covers it but the problem size is 3; add T(3,s) "
+       "or R(s) (000 §3.3 divisibility)"},
+      {"[T(2,n), T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), "
+                  "T(256,c), U(a,h), U(2,k), V(k)]",
+       "config: dimension n: tile factors multiply to 2 but the problem size is 1; every "
+       "dimension must be covered exactly (000 §3.3 divisibility)"},
+      {"[T(4294967296,k), T(4294967296,k), T(256,c), V(k)]",
+       "config: dimension k: tile factors multiply to at least 2^63 (including 16 lanes) "
+       "but the problem size is 512; every dimension must be covered exactly (000 §3.3 "
+       "divisibility)"},
+  };
+  for (const test::ErrorCase& c : checks) EXPECT_EQ(check(c.input), c.message) << c.input;
 }
 
 // config.h g: the group loop of a grouped shape, R/T/P only, outermost; the
@@ -638,23 +656,26 @@ TEST(Groups, Errors) {
   EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(1,c), U(7,w), U(2,h), V(k)]", dw),
             "config: dimension g: R(g) loops over groups, but the shape " + parse_shape(dw).to_string() +
                 " has one output per group (depthwise, its channels in the vector lanes); drop the g loops");
-  EXPECT_EQ(check_on("[T(7,h), R(g), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension g: R(g) comes after T(7,h); the group loops come first, above every other loop");
-  EXPECT_EQ(check_on("[P(2,h), P(2,g), T(7,h), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension g: P(2,g) comes after P(2,h); the group loops come first, above every other loop");
-  EXPECT_EQ(check_on("[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(2,g), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension g: U(2,g) is not a group loop; g takes only R(g), T(n,g) and P(n,g), above every "
-            "other loop");
-  EXPECT_EQ(check_on("[T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension g: no specifier covers it but the problem size is 16; add T(16,g) or R(g) (000 "
-            "§3.3 divisibility)");
-  EXPECT_EQ(check_on("[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension g: tile factors multiply to 8 but the problem size is 16; every dimension must be "
-            "covered exactly (000 §3.3 divisibility)");
-  // The dense C is not a group's: c covers Cg = 4.
-  EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(64,c), U(7,w), U(2,h), V(k)]", kGrouped),
-            "config: dimension c: tile factors multiply to 64 but the problem size is 4; every dimension must be "
-            "covered exactly (000 §3.3 divisibility)");
+  const std::vector<test::ErrorCase> cases = {
+      {"[T(7,h), R(g), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]",
+       "config: dimension g: R(g) comes after T(7,h); the group loops come first, above every other loop"},
+      {"[P(2,h), P(2,g), T(7,h), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]",
+       "config: dimension g: P(2,g) comes after P(2,h); the group loops come first, above every other loop"},
+      {"[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(2,g), U(7,w), U(2,h), V(k)]",
+       "config: dimension g: U(2,g) is not a group loop; g takes only R(g), T(n,g) and P(n,g), above every "
+       "other loop"},
+      {"[T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]",
+       "config: dimension g: no specifier covers it but the problem size is 16; add T(16,g) or R(g) (000 "
+       "§3.3 divisibility)"},
+      {"[T(8,g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]",
+       "config: dimension g: tile factors multiply to 8 but the problem size is 16; every dimension must be "
+       "covered exactly (000 §3.3 divisibility)"},
+      // The dense C is not a group's: c covers Cg = 4.
+      {"[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(64,c), U(7,w), U(2,h), V(k)]",
+       "config: dimension c: tile factors multiply to 64 but the problem size is 4; every dimension must be "
+       "covered exactly (000 §3.3 divisibility)"},
+  };
+  for (const test::ErrorCase& c : cases) EXPECT_EQ(check_on(c.input, kGrouped), c.message) << c.input;
   EXPECT_EQ(parse_error("[R(x)]"), "config: at column 4: expected a dimension (one of n,k,c,h,w,r,s,g), got 'x'");
 }
 

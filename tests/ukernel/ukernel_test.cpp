@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "convtune/core/embedded_data.h"
 #include "convtune/core/error.h"
 #include "convtune/core/shape.h"
 #include "convtune/core/isa.h"
@@ -261,12 +260,7 @@ TEST(DepthwiseUkernel, LoadsInputVectorsNotBroadcasts) {
 
 // A missing or bad key of depthwise_space is one line naming it with its block.
 TEST(DepthwiseUkernel, BadDepthwiseSpaceNamesTheKey) {
-  const nlohmann::json good = nlohmann::json::parse(embedded_file("microkernels/isa/avx2.json"));
-  auto err = [&](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json j = good;
-    edit(j);
-    return test::error_of([&] { parse_isa(j.dump(), "x.json"); });
-  };
+  auto err = [](const std::function<void(nlohmann::json&)>& edit) { return test::edited_isa_error("avx2", edit); };
   EXPECT_EQ(err([](auto&) {}), "no error");
   EXPECT_EQ(err([](auto& j) { j.erase("depthwise_space"); }), "ISA description x.json: key 'depthwise_space' is missing");
   EXPECT_EQ(err([](auto& j) { j["depthwise_space"] = 3; }),
