@@ -82,7 +82,7 @@ Runner setup_tune(CLI::App* sub) {
                   "with --network DIR/<layer>/), lifted to --threads; droplet and hillclimb descend from it, random-hillclimb "
                   "after its random half if it is still the fastest");
   sub->add_flag("--no-transfer", a->no_transfer,
-                "with --network, --onnx or --budget: do not measure first the winners of the other layers under "
+                "with --network or --onnx (--budget too): do not measure first the winners of the other layers under "
                 "--out that differ only in N, H, W (same C, K, R, S, strides, ISA and machine), lifted to each layer");
   sub->add_option("--job-index", a->job_index,
                   "tune only job I (0-based) of the selection, as 'convtune layers ... --list' lists them, e.g. "

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 std::string lift_failure_text(LiftFailure f) {
   switch (f) {
     case LiftFailure::none: return "lifted";
-    case LiftFailure::lseq: return "its Lseq of h is made for its own extent";
+    case LiftFailure::lseq: return "this space has no repeats of its Lseq's two tile heights that divide its rows";
     case LiftFailure::indivisible: return "its register tile along n, h or w does not divide this shape's extent";
     case LiftFailure::invalid: return "its loops re-counted for this shape break a rule of the configuration language";
     case LiftFailure::not_offered: return "this space's class table does not offer its microkernel choice";
@@ -32,14 +32,14 @@ namespace {
 
 bool spec_along(const Spec& s, SpecKind k, Dim d) { return s.kind == k && s.dim == d; }
 
-// The T loops along d re-counted so that, with the U along d, they cover
+// The T loops along d re-counted so that, with the U (and an Lseq's rows) along d, they cover
 // `extent` (or divide it, under an R(d) that takes the rest): each inner T
 // keeps what of its count still divides, the outermost takes what is left;
 // without a T along d an outermost one (below the g loops) is added.
-LiftFailure recount_along(std::vector<Spec>& specs, Dim d, int64_t extent) {
-  int64_t fixed = 1;
+LiftFailure recount_along(std::vector<Spec>& specs, Dim d, int64_t extent, int64_t lseq_rows = 1) {
+  int64_t fixed = lseq_rows;  // U(a,h) counts as its Lseq's rows
   for (const Spec& s : specs)
-    if (spec_along(s, SpecKind::U, d)) fixed *= s.factor;
+    if (spec_along(s, SpecKind::U, d) && !s.alpha) fixed *= s.factor;
   if (extent % fixed != 0) return LiftFailure::indivisible;
   int64_t left = extent / fixed;
   const bool has_r =
@@ -64,6 +64,35 @@ LiftFailure recount_along(std::vector<Spec>& specs, Dim d, int64_t extent) {
   return LiftFailure::none;
 }
 
+Spec* lseq_of(std::vector<Spec>& specs) {
+  auto it = std::find_if(specs.begin(), specs.end(), [](const Spec& s) { return s.kind == SpecKind::Lseq; });
+  return it == specs.end() ? nullptr : &*it;
+}
+
+// Along h with an Lseq: the repeats (a1, a2) of one of the space's pair
+// choices of its two tile heights whose rows a1*v1 + a2*v2 divide the new
+// extent, the nearest to its old rows first, that is a choice of the space
+// for c; then the T loops along h re-counted around it.
+LiftFailure recount_lseq(Config& c, int64_t extent, const Space& space) {
+  const Spec l = *lseq_of(c.specs);
+  const int64_t v1 = l.seq[0].second, v2 = l.seq[1].second, old = l.seq[0].first * v1 + l.seq[1].first * v2;
+  std::vector<const UkChoice*> fits;
+  for (const UkChoice& ch : space.choices)
+    if (ch.pair && ch.uk.h == v1 && ch.uk2.h == v2 && extent % ch.h_extent() == 0) fits.push_back(&ch);
+  std::stable_sort(fits.begin(), fits.end(), [&](const UkChoice* x, const UkChoice* y) {
+    return std::abs(x->h_extent() - old) < std::abs(y->h_extent() - old);
+  });
+  for (const UkChoice* ch : fits) {
+    Config t = c;
+    lseq_of(t.specs)->seq = {{{ch->a, v1}, {ch->b, v2}}};
+    if (choice_of(space, t) < 0 || recount_along(t.specs, Dim::h, extent, ch->h_extent()) != LiftFailure::none)
+      continue;
+    c = t;
+    return LiftFailure::none;
+  }
+  return LiftFailure::lseq;
+}
+
 // Why lifted_configs found no form of c in the space.
 Lift why_not_lifted(const Config& c, const Space& space) {
   Lift l;
@@ -85,15 +114,12 @@ Lift lift_to_space(const Config& source, const Shape& from, const Space& space, 
   for (Spec& s : serial.specs)
     if (s.kind == SpecKind::P) s = Spec{SpecKind::T, s.dim, s.factor};
   Lift l;
-  if (std::any_of(serial.specs.begin(), serial.specs.end(), [](const Spec& s) { return s.kind == SpecKind::Lseq; })) {
-    l.failure = LiftFailure::lseq;
-    return l;
-  }
+  const bool lseq = lseq_of(serial.specs) != nullptr;
   const Shape old_view = tiled_shape(serial, from), new_view = tiled_shape(serial, space.shape);
   for (Dim d : {Dim::n, Dim::h, Dim::w}) {
     const int64_t extent = dim_size(new_view, d, space.lanes);
     if (extent == dim_size(old_view, d, space.lanes)) continue;
-    l.failure = recount_along(serial.specs, d, extent);
+    l.failure = lseq && d == Dim::h ? recount_lseq(serial, extent, space) : recount_along(serial.specs, d, extent);
     if (l.failure != LiftFailure::none) return l;
   }
   l.configs = lifted_configs(serial, space, most);

@@ -65,6 +65,25 @@ TEST(Neighbours, ParallelWinnerLiftedToOneThread) {
   EXPECT_EQ(texts(l.configs), (std::vector<std::string>{"[T(4,h), T(8,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
 }
 
+// An Lseq keeps its two tile heights and takes the repeats of one of the new
+// space's pair choices, the nearest to its old rows; the T loops along h cover the rest.
+TEST(Neighbours, LseqTakesThePairChoiceNearestItsRows) {
+  const ClassTable pair = test::table_of({uk_record(uk(2, 1, 1, 2), 90), uk_record(uk(2, 1, 1, 4), 90)});
+  const Config winner = parse_config("[T(2,k), Lseq(h,[(2,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]");
+  ASSERT_GE(choice_of(build_space(kFrom, pair, 16), winner), 0);
+  // 12 rows: 1x2 + 1x4 (6 rows, nearest 8) twice.
+  const Shape to = parse_shape("K=64,C=4,H=12,R=1");
+  const Lift l = lift_to_space(winner, kFrom, build_space(to, pair, 16));
+  EXPECT_EQ(l.failure, LiftFailure::none);
+  EXPECT_EQ(texts(l.configs),
+            (std::vector<std::string>{"[T(2,h), T(2,k), Lseq(h,[(1,2),(1,4)]), T(12,w), T(4,c), U(a,h), U(2,k), V(k)]"}));
+  for (const Config& c : l.configs) EXPECT_NO_THROW(validate_config(c, to, 16));
+  const Config tiled = parse_config("[T(2,k), T(2,h), Lseq(h,[(1,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]");
+  const Shape from12 = parse_shape("K=64,C=4,H=12,W=8,R=1");
+  EXPECT_EQ(texts(lift_to_space(tiled, from12, build_space(parse_shape("K=64,C=4,H=24,W=8,R=1"), pair, 16)).configs),
+            (std::vector<std::string>{"[T(2,k), T(4,h), Lseq(h,[(1,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]"}));
+}
+
 TEST(Neighbours, WinnerThatCannotLiftIsSkippedWithItsReason) {
   const Config winner = parse_config("[T(2,h), T(8,w), T(2,k), T(4,c), U(4,h), U(2,k), V(k)]");
   const Lift odd = lift_to_space(winner, kFrom, build_space(parse_shape("K=64,C=4,H=10,R=1"), k2h4_table(), 16));
@@ -74,8 +93,10 @@ TEST(Neighbours, WinnerThatCannotLiftIsSkippedWithItsReason) {
   const Lift foreign = lift_to_space(winner, kFrom, build_space(parse_shape("K=64,C=4,H=16,R=1"), other, 16));
   EXPECT_TRUE(foreign.configs.empty());
   EXPECT_EQ(foreign.failure, LiftFailure::not_offered);
+  // No pair choice of two 4-row tiles.
   const Lift seq = lift_to_space(parse_config("[T(2,k), Lseq(h,[(1,4),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]"),
-                                 kFrom, build_space(parse_shape("K=64,C=4,H=16,R=1"), k2h4_table(), 16));
+                                 kFrom, build_space(parse_shape("K=64,C=4,H=10,R=1"), k2h4_table(), 16));
+  EXPECT_TRUE(seq.configs.empty());
   EXPECT_EQ(seq.failure, LiftFailure::lseq);
   EXPECT_NE(lift_failure_text(LiftFailure::indivisible), lift_failure_text(LiftFailure::lseq));
 }

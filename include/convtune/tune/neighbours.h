@@ -19,14 +19,14 @@ namespace convtune {
 /// Why a winner could not be lifted to another shape's space.
 enum class LiftFailure {
   none,
-  lseq,          // an Lseq's two tile sizes sum to its own extent of h
+  lseq,          // no pair choice of the space repeats the Lseq's two tile heights to divide the new h
   indivisible,   // the register tile (U) along n, h or w does not divide the new extent
   invalid,       // the lifted loops break a rule of the language (validate_config)
   not_offered,   // the space's class table offers not its microkernel choice for this shape
   no_form,       // no P option of the space fits it (lifted_configs)
 };
 
-/// The reason, one clause for a note ("its Lseq of h is made for its own extent").
+/// The reason, one clause for a note ("this space's class table does not offer its microkernel choice").
 std::string lift_failure_text(LiftFailure f);
 
 struct Lift {
@@ -39,8 +39,9 @@ struct Lift {
 /// `space`: its P loops back to the T loops they split, along n, h and w the
 /// T loops re-counted for the space's extents (inner loops keep what still
 /// divides, the outermost takes the rest, a dimension without one gets an
-/// outermost T), then lifted_configs to the space's threads (`most` forms).
-/// The U, V and the loop order are kept.
+/// outermost T; along h an Lseq takes the repeats of a pair choice of the
+/// space with its two tile heights, the nearest to its old rows), then lifted_configs to the space's threads (`most` forms). The U,
+/// V and the loop order are kept.
 Lift lift_to_space(const Config& source, const Shape& from, const Space& space, size_t most = 1);
 
 /// Whether `b` is a neighbour of `a`: the same C, K, R, S, strides,
