@@ -27,8 +27,10 @@ ClassTable k2h4_table() { return test::table_of({uk_record(uk(2, 1, 1, 4), 90)})
 
 const Shape kFrom = parse_shape("K=64,C=4,H=8,R=1");  // 4 k vectors of 16, 8x8 output
 
-std::vector<std::string> texts(const std::vector<Config>& cs) {
-  std::vector<std::string> v;
+using Texts = std::vector<std::string>;
+
+Texts texts(const std::vector<Config>& cs) {
+  Texts v;
   for (const Config& c : cs) v.push_back(to_string(c));
   return v;
 }
@@ -42,7 +44,7 @@ TEST(Neighbours, WinnerLiftedToOtherHeightAndWidthIsOfTheNewSpace) {
   const Space space = build_space(to, k2h4_table(), 16);
   const Lift l = lift_to_space(winner, kFrom, space);
   EXPECT_EQ(l.failure, LiftFailure::none);
-  EXPECT_EQ(texts(l.configs), (std::vector<std::string>{"[T(3,h), T(6,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
+  EXPECT_EQ(texts(l.configs), (Texts{"[T(3,h), T(6,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
   for (const Config& c : l.configs) {
     EXPECT_NO_THROW(validate_config(c, to, 16));
     EXPECT_GE(choice_of(space, c), 0);
@@ -50,19 +52,19 @@ TEST(Neighbours, WinnerLiftedToOtherHeightAndWidthIsOfTheNewSpace) {
   // Smaller: a loop left at 1 goes; larger where no T ran along w: one is added outermost.
   EXPECT_EQ(texts(lift_to_space(winner, kFrom, build_space(parse_shape("K=64,C=4,H=4,W=2,R=1"), k2h4_table(), 16))
                       .configs),
-            (std::vector<std::string>{"[T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
+            (Texts{"[T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
   EXPECT_EQ(texts(lift_to_space(parse_config("[T(2,k), T(2,h), T(4,c), U(4,h), U(2,k), V(k)]"),
                                 parse_shape("K=64,C=4,H=8,W=1,R=1"),
                                 build_space(parse_shape("K=64,C=4,H=8,W=3,R=1"), k2h4_table(), 16))
                       .configs),
-            (std::vector<std::string>{"[T(3,w), T(2,k), T(2,h), T(4,c), U(4,h), U(2,k), V(k)]"}));
+            (Texts{"[T(3,w), T(2,k), T(2,h), T(4,c), U(4,h), U(2,k), V(k)]"}));
 }
 
 // A 2-thread neighbour's winner on a 1-thread space: its P is the T it split.
 TEST(Neighbours, ParallelWinnerLiftedToOneThread) {
   const Config winner = parse_config("[P(2,h), T(4,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]");
   const Lift l = lift_to_space(winner, kFrom, build_space(parse_shape("K=64,C=4,H=16,R=1"), k2h4_table(), 16));
-  EXPECT_EQ(texts(l.configs), (std::vector<std::string>{"[T(4,h), T(8,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
+  EXPECT_EQ(texts(l.configs), (Texts{"[T(4,h), T(8,w), T(2,k), T(2,w), T(4,c), U(4,h), U(2,k), V(k)]"}));
 }
 
 // An Lseq keeps its two tile heights and takes the repeats of one of the new
@@ -76,12 +78,12 @@ TEST(Neighbours, LseqTakesThePairChoiceNearestItsRows) {
   const Lift l = lift_to_space(winner, kFrom, build_space(to, pair, 16));
   EXPECT_EQ(l.failure, LiftFailure::none);
   EXPECT_EQ(texts(l.configs),
-            (std::vector<std::string>{"[T(2,h), T(2,k), Lseq(h,[(1,2),(1,4)]), T(12,w), T(4,c), U(a,h), U(2,k), V(k)]"}));
+            Texts{"[T(2,h), T(2,k), Lseq(h,[(1,2),(1,4)]), T(12,w), T(4,c), U(a,h), U(2,k), V(k)]"});
   for (const Config& c : l.configs) EXPECT_NO_THROW(validate_config(c, to, 16));
   const Config tiled = parse_config("[T(2,k), T(2,h), Lseq(h,[(1,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]");
   const Shape from12 = parse_shape("K=64,C=4,H=12,W=8,R=1");
   EXPECT_EQ(texts(lift_to_space(tiled, from12, build_space(parse_shape("K=64,C=4,H=24,W=8,R=1"), pair, 16)).configs),
-            (std::vector<std::string>{"[T(2,k), T(4,h), Lseq(h,[(1,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]"}));
+            Texts{"[T(2,k), T(4,h), Lseq(h,[(1,2),(1,4)]), T(8,w), T(4,c), U(a,h), U(2,k), V(k)]"});
 }
 
 TEST(Neighbours, WinnerThatCannotLiftIsSkippedWithItsReason) {
@@ -143,7 +145,7 @@ TEST(Neighbours, StoreNeighboursOfThisIsaMachineAndChannels) {
     EXPECT_EQ(n.log, td.file(n.layer + "/log.jsonl"));
     EXPECT_EQ(to_string(n.winner), c);
   }
-  EXPECT_EQ(got, (std::vector<std::string>{"near", "mid", "far"}));
+  EXPECT_EQ(got, (Texts{"near", "mid", "far"}));
   EXPECT_EQ(store_neighbours(td.path(), "self", to, "avx2", here.key, 1).size(), 1u);
   EXPECT_TRUE(store_neighbours(td.file("none"), "self", to, "avx2", here.key).empty());
 }

@@ -36,12 +36,12 @@ struct Lift {
 };
 
 /// `source`, a configuration of shape `from`, made a configuration of
-/// `space`: its P loops back to the T loops they split, along n, h and w the
+/// `space`: its P loops back to the T loops they split; along n, h and w the
 /// T loops re-counted for the space's extents (inner loops keep what still
 /// divides, the outermost takes the rest, a dimension without one gets an
-/// outermost T; along h an Lseq takes the repeats of a pair choice of the
-/// space with its two tile heights, the nearest to its old rows), then lifted_configs to the space's threads (`most` forms). The U,
-/// V and the loop order are kept.
+/// outermost T; an Lseq takes the repeats of the space's pair choice of its
+/// two tile heights nearest its old rows); then lifted_configs to the
+/// space's threads (`most` forms). The U, V and the loop order are kept.
 Lift lift_to_space(const Config& source, const Shape& from, const Space& space, size_t most = 1);
 
 /// Whether `b` is a neighbour of `a`: the same C, K, R, S, strides,
