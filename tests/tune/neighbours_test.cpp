@@ -201,9 +201,15 @@ TEST(Neighbours, TransferSeedsTheSessionAndItsRecordSaysWhereFrom) {
   ASSERT_TRUE(winner.has_value()) << "no proposal of " << from.to_string() << " lifts to " << to.to_string();
   write_layer(td.file(layer_id(from)), from, to_string(*winner), n.isa.name, n.here);
   EXPECT_TRUE(tune_seed_transfer(n).empty());  // its own directory is no neighbour
+  // A nearer neighbour whose 3-row register tile 16 rows do not fit: skipped, and said why.
+  const Shape near = parse_shape("K=32,C=16,H=12,R=3");
+  const std::string odd = "[T(4,h), T(12,w), T(2,k), T(16,c), U(3,h), U(2,k), V(k)]";
+  write_layer(td.file(layer_id(near)), near, odd, n.isa.name, n.here);
   const std::vector<std::string> notes = tune_seed_transfer(s);
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_NE(notes[0].find("transfer: " + layer_id(from) + "'s winner " + to_string(*winner)), std::string::npos);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0], "transfer: " + layer_id(near) + "'s winner " + odd + " skipped: " +
+                          lift_failure_text(LiftFailure::indivisible));
+  EXPECT_NE(notes[1].find("transfer: " + layer_id(from) + "'s winner " + to_string(*winner)), std::string::npos);
   ASSERT_EQ(s.starts.size(), 1u);
   EXPECT_EQ(to_string(s.starts.front()), to_string(lift_to_space(*winner, from, s.space).configs.front()));
   EXPECT_TRUE(tune_seed_transfer(s).empty());  // once per session
