@@ -1,8 +1,8 @@
 #pragma once
 // run_tune's stages, in the order run_tune calls them (tune_stages.cpp):
-// setup, runner, announce, search, peak re-check, finalists, deliver. Each
-// is a function of the TuneSession the earlier ones filled, so that each can
-// be run, and tested, alone. For the tuner and its tests only: callers run
+// setup, transfer, runner, announce, search, peak re-check, finalists,
+// deliver. Each is a function of the TuneSession the earlier ones filled, so
+// that each can be run, and tested, alone. For the tuner and its tests only: callers run
 // the whole of run_tune (tune.h).
 #include <chrono>
 #include <deque>
