@@ -25,6 +25,7 @@ struct TuneArgs {
   std::string table;
   bool json = false;
   bool no_onednn = false;
+  bool no_transfer = false;
   int64_t job_index = -1;  // --job-index: one job of the selection
   std::string epilogue = "none";
   std::string budget;  // --budget DURATION
@@ -80,6 +81,9 @@ Runner setup_tune(CLI::App* sub) {
                   "measure first the best kernel of an earlier tune of the layer (its log, or its --out directory; "
                   "with --network DIR/<layer>/), lifted to --threads; droplet and hillclimb descend from it, random-hillclimb "
                   "after its random half if it is still the fastest");
+  sub->add_flag("--no-transfer", a->no_transfer,
+                "with --network or --onnx (--budget too): do not measure first the winners of the other layers under "
+                "--out that differ only in N, H, W (same C, K, R, S, strides, ISA and machine), lifted to each layer");
   sub->add_option("--job-index", a->job_index,
                   "tune only job I (0-based) of the selection, as 'convtune layers ... --list' lists them, e.g. "
                   "$SLURM_ARRAY_TASK_ID; with --out DIR its log goes to DIR/<layer>/ as for the whole selection")
@@ -108,6 +112,7 @@ Runner setup_tune(CLI::App* sub) {
     n.per_layer_dirs = many;
     n.json = a->json;
     n.onednn = !a->no_onednn;
+    n.transfer = !a->no_transfer;
     n.network = !a->which.onnx.empty() ? a->which.onnx : a->which.network;
     if (!a->budget.empty()) {
       n.budget_s = parse_duration(a->budget);

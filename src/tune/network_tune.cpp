@@ -25,7 +25,10 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 TuneOptions layer_options(const NetworkTuneOptions& opt, const Shape& shape, bool first) {
   TuneOptions o = opt.tune;
   o.shape = shape;
-  if (opt.per_layer_dirs && !o.out_dir.empty()) o.out_dir += "/" + layer_id(shape);
+  if (opt.per_layer_dirs && !o.out_dir.empty()) {
+    if (opt.transfer) o.transfer_store = o.out_dir;  // the other layers' directories
+    o.out_dir += "/" + layer_id(shape);
+  }
   o.table_warning = first;  // the same table for every layer: warn once
   return o;
 }
@@ -213,9 +216,12 @@ std::vector<BudgetedLayer> open_layers(const std::vector<Shape>& shapes, const s
   return ls;
 }
 
-// One batch for layer l, stopped at batch_end: the progress line and the state after it.
+// One batch for layer l, stopped at batch_end: the progress line and the state
+// after it. Its first in this run seeds it from the neighbours tuned by then.
 void run_batch(BudgetedLayer& l, const BudgetBatch& b, Clock::time_point batch_end) {
   TuneSession& s = *l.s;
+  for (const std::string& n : tune_seed_transfer(s))
+    if (!s.opt.quiet) std::fprintf(stderr, "convtune: note: %s\n", n.c_str());
   s.stop_at = batch_end;
   const int64_t before = s.res.trials;
   const auto t = Clock::now();

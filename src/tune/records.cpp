@@ -49,6 +49,7 @@ nlohmann::json Record::to_json() const {
   if (threads > 1) j["threads"] = threads;
   if (machine.known()) j["machine"] = machine.to_json();
   if (epilogue != Epilogue::none) j["epilogue"] = to_string(epilogue);
+  if (seed_from) j["seed_from"] = seed_from->to_json();
   return j;
 }
 
@@ -68,6 +69,27 @@ Record at_peak(Record r, double peak) {
   for (double& s : r.samples) s /= f;
   r.peak_gflops = peak;
   return r;
+}
+
+namespace {
+const char* seed_by_name(SeedOrigin::By b) { return b == SeedOrigin::transfer ? "transfer" : "start-from"; }
+}  // namespace
+
+nlohmann::json SeedOrigin::to_json() const {
+  return json{{"by", seed_by_name(by)}, {"layer", layer}, {"config", config}, {"log", log}};
+}
+
+SeedOrigin SeedOrigin::from_json(const json& j) {
+  if (!j.is_object()) throw Error(fmt::format("key 'seed_from' is {}, not a JSON object", describe(j)));
+  SeedOrigin o;
+  const std::string by = text(j, "by", true);
+  if (by != seed_by_name(start_from) && by != seed_by_name(transfer))
+    throw Error(fmt::format("key 'seed_from.by' is '{}'; it must be one of: start-from | transfer", by));
+  o.by = by == seed_by_name(transfer) ? transfer : start_from;
+  o.layer = text(j, "layer", true);
+  o.config = text(j, "config", true);
+  o.log = text(j, "log");
+  return o;
 }
 
 const std::vector<Status>& record_statuses() { return all_statuses(); }
@@ -122,6 +144,7 @@ Record Record::from_json(const nlohmann::json& j) {
   r.note = text(j, "note");
   if (j.contains("machine")) r.machine = MachineId::from_json(j["machine"]);
   if (j.contains("search_info") && j["search_info"].is_object()) r.search_info = j["search_info"];
+  if (j.contains("seed_from")) r.seed_from = SeedOrigin::from_json(j["seed_from"]);
   return r;
 }
 

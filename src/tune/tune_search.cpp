@@ -209,6 +209,8 @@ Record tune_record_of(const TuneSession& s, const Config& c, const CompileResult
   r.threads = opt.threads;
   r.machine = s.here;
   r.epilogue = opt.epilogue;
+  const auto origin = s.seed_origins.find(r.config);
+  if (origin != s.seed_origins.end()) r.seed_from = origin->second;
   if (!built.ok) {
     r.status = Status::compile_error;
     r.detail = built.log.substr(0, 600);

@@ -140,7 +140,10 @@ void seed_starts(TuneSession& s) {
   for (const Record& r : s.log.records) done.insert(r.config);
   const std::vector<Config> lifted = lifted_configs(best, s.space);
   for (const Config& c : lifted)
-    if (!done.count(to_string(c))) s.starts.push_back(c);
+    if (!done.count(to_string(c))) {
+      s.starts.push_back(c);
+      s.seed_origins[to_string(c)] = SeedOrigin{SeedOrigin::start_from, s.res.layer, to_string(best), from};
+    }
   s.notes.push_back(lifted.empty()
                         ? fmt::format("--start-from '{}': its best, {}, is no configuration of this space (another "
                                       "class table or thread count); the search starts without it",

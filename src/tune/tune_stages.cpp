@@ -9,6 +9,7 @@ namespace convtune {
 TuneResult run_tune(const TuneOptions& opt) {
   TuneSession s(opt);
   tune_setup(s);         // argument errors here, before any work
+  tune_seed_transfer(s); // the store's neighbours, as they are when this layer starts
   tune_start_runner(s);  // the driver and the peak; the resumed records observed
   tune_announce(s);
   tune_search(s);        // every candidate in the log as soon as it is measured

@@ -206,6 +206,11 @@ TEST(Tune, StartFromLiftsTheOneThreadBest) {
                                                    ", measured first in "),
             std::string::npos)
       << log[0]["note"];
+  // Its record says where it came from; the search's own candidates carry no origin.
+  EXPECT_EQ(log[0]["seed_from"]["by"], "start-from");
+  EXPECT_EQ(log[0]["seed_from"]["config"], best);
+  EXPECT_EQ(log[0]["seed_from"]["log"], td.file("t1") + "/log.jsonl");
+  EXPECT_FALSE(log[3].contains("seed_from"));
   Dim d;
   ASSERT_TRUE(dim_from_char(first[5], &d)) << first;
   // The loops along d (T and P) multiply to the same count; every other loop is unchanged, in order.

@@ -18,6 +18,7 @@ struct NetworkTuneOptions {
   bool per_layer_dirs = false;   // each layer under tune.out_dir/<layer>
   bool json = false;             // JSON Lines: one object per layer, then one for the network
   bool onednn = true;            // compare with oneDNN when it is built in
+  bool transfer = true;          // with per_layer_dirs: seed each layer from its neighbours in tune.out_dir (neighbours.h)
   std::string network;           // the model's name in the JSON summary
   double budget_s = 0;           // --budget in seconds; 0: each layer to --trials in turn
   bool trials_cap = false;       // with a budget: tune.trials caps each layer (else no cap)

@@ -3,6 +3,7 @@
 // with one write() as soon as it is measured, so a killed tuner loses at most
 // the candidate in flight and --resume never measures anything twice.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,21 @@
 namespace convtune {
 
 constexpr int kRecordFormatVersion = 1;
+
+/// Where a candidate measured before the search came from: --start-from's
+/// log of this layer, or a neighbour of the store (neighbours.h). Written as
+/// "seed_from": {"by": "start-from" | "transfer", "layer", "config", "log"};
+/// records without it were proposed by the search.
+struct SeedOrigin {
+  enum By { start_from, transfer };
+  By by = start_from;
+  std::string layer;   // the tuned layer whose winner it was
+  std::string config;  // that winner, before the lift to this layer
+  std::string log;     // the log it was read from
+  nlohmann::json to_json() const;
+  /// Throws Error naming the key that is missing or wrong.
+  static SeedOrigin from_json(const nlohmann::json& j);
+};
 
 struct Record {
   std::string layer;
@@ -49,6 +65,7 @@ struct Record {
   int threads = 1;            // --threads: CPUs measured on (peak_gflops counts them all); written when > 1
   MachineId machine;          // where it was measured; unknown in records written before it was recorded
   Epilogue epilogue = Epilogue::none;  // --epilogue the kernel fuses; written when not none
+  std::optional<SeedOrigin> seed_from;  // a seed measured before the search; written when set
 
   nlohmann::json to_json() const;
   /// Throws Error naming the key that is missing or has a wrong type or value

@@ -45,6 +45,7 @@ struct TuneOptions {
   std::string log;          // default <out_dir>/log.jsonl
   bool resume = false;
   std::string start_from;   // --start-from: a log (or --out dir) whose best is measured first (warm_start.h)
+  std::string transfer_store;  // a network's --out: its neighbours' winners measured first (neighbours.h); "": none
   bool any_machine = false;  // resume (bench: read) a log measured on another machine (log_machine.h)
   bool quiet = false;
   std::string keep_dir;     // keep generated candidates here

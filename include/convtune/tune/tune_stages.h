@@ -1,8 +1,8 @@
 #pragma once
 // run_tune's stages, in the order run_tune calls them (tune_stages.cpp):
-// setup, runner, announce, search, peak re-check, finalists, deliver. Each
-// is a function of the TuneSession the earlier ones filled, so that each can
-// be run, and tested, alone. For the tuner and its tests only: callers run
+// setup, transfer, runner, announce, search, peak re-check, finalists,
+// deliver. Each is a function of the TuneSession the earlier ones filled, so
+// that each can be run, and tested, alone. For the tuner and its tests only: callers run
 // the whole of run_tune (tune.h).
 #include <chrono>
 #include <deque>
@@ -57,7 +57,9 @@ struct TuneSession {
   LogContents log;                    // the resumed records and their line numbers
   std::vector<Config> previous_configs;  // log.records' configurations, observed once the peak is known
   std::unique_ptr<SearchStrategy> strategy;
-  std::deque<Config> starts;          // --start-from's configurations, measured first
+  std::deque<Config> starts;          // --start-from's and the neighbours' configurations, measured first
+  std::map<std::string, SeedOrigin> seed_origins;  // by config text: where each of starts came from
+  bool transfer_done = false;         // tune_seed_transfer ran
 
   // tune_start_runner.
   std::optional<WorkDir> wd;
@@ -81,6 +83,13 @@ struct TuneSession {
 /// table's warning. Measures nothing and compiles nothing. Throws Error, with
 /// the message the CLI prints, for anything that does not fit.
 void tune_setup(TuneSession& s);
+
+/// Transfer from tuned neighbours (neighbours.h): with opt.transfer_store,
+/// the store's nearest neighbours' winners, lifted to this space, join the
+/// configurations measured first (those already in the log left out); once
+/// per session. Returns the notes it added to s.notes (what each neighbour
+/// gave, or why its winner was skipped). Measures nothing.
+std::vector<std::string> tune_seed_transfer(TuneSession& s);
 
 /// The work directory, the runner (its driver compiled) and the peak; the
 /// resumed records observed at that peak (records.h at_peak).
