@@ -866,8 +866,8 @@ TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
     EXPECT_EQ(ch.uk.s, 5);
     EXPECT_EQ(ch.view.kind, View::rows);  // no Flat(hw) or Wino(2) with groups
   }
-  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernels (convtune profile does not measure "
-                                 "them yet): the space holds the {} unmeasured ones of the avx512 depthwise family "
+  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernel that tiles this shape (profiled "
+                                 "without the depthwise family, or not for this filter): the space holds the {} unmeasured ones of the avx512 depthwise family "
                                  "that tile this shape",
                                  expect));
   // Sampled configurations are valid for the shape and map back to their choice.
