@@ -53,7 +53,7 @@ struct ClassTable {
   bool emulated = false;   // profiled under an emulator: timings not meaningful
   bool resumed = false;    // finished by `profile --resume` from a journal (profile_journal.h)
   std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
-  std::vector<std::string> families{"paper"};  // the families profiled, in ukernel_families() order
+  std::vector<std::string> families{"paper"};  // the families profiled, in profiled_families() order (profile.h)
   double wall_seconds = 0;
   std::vector<UkRecord> microkernels;
   std::vector<UkClass> classes;
