@@ -880,6 +880,21 @@ TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
   EXPECT_GT(sp.size(), 0);
 }
 
+// A table profiled without the depthwise family (the shipped ones) is still
+// read, and a depthwise shape's space falls back to the family's enumeration.
+TEST(DepthwiseSpace, ATableWithoutTheFamilyFallsBack) {
+  for (const char* isa : {"avx512", "avx2"}) {
+    const ClassTable t = read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + isa + ".json");
+    if (std::find(t.families.begin(), t.families.end(), "depthwise") != t.families.end())
+      GTEST_SKIP() << "the shipped " << isa << " table has the depthwise family: nothing to fall back from";
+    const Space sp = build_space(parse_shape("K=32,C=32,H=8,R=3,pad=1,groups=32"), t, load_isa(isa).lanes);
+    ASSERT_FALSE(sp.choices.empty()) << isa;
+    for (const UkChoice& ch : sp.choices) EXPECT_TRUE(ch.uk.dw && ch.fallback) << isa << " " << ch.text();
+    EXPECT_NE(sp.note.find("the class table has no depthwise microkernel that tiles this shape"), std::string::npos)
+        << sp.note;
+  }
+}
+
 // A table's depthwise microkernels, where it has them, and no dense one of
 // the same sizes; a dense shape's space the other way round. The table's JSON
 // keeps them apart (family "depthwise", classes of their own).
