@@ -1,6 +1,6 @@
 // The offline stage's choices of what to profile (profile.h): the families
-// and microkernels, the quick subset and each microkernel's reduction length. run_profile is the
-// sequence of stages in profile_stages.cpp.
+// and microkernels, the quick subset and each microkernel's reduction
+// length. run_profile is the sequence of stages in profile_stages.cpp.
 #include "convtune/offline/profile.h"
 
 #include <algorithm>
@@ -47,7 +47,7 @@ namespace {
 // The depthwise part of the quick subset. Square filters only: the
 // depthwise layers of MobileNet, EfficientNet and ConvNeXt are 3x3, 5x5
 // and 7x7 (and 1x1 has no taps to unroll); the 16 (r, s) pairs of
-// rs_values would double the quick profile. Per filter the edges of k, w
+// rs_values would about double the quick profile. Per filter the edges of k, w
 // and h (k1w1h1 tiles any shape), and the class k2w4 over every h it
 // admits, so that the quick table has a depthwise class of several members.
 void add_depthwise_quick(const Isa& isa, std::set<UkSizes>& pick) {
