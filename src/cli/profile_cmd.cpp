@@ -23,11 +23,12 @@ Runner setup_profile(CLI::App* sub) {
                 "run another architecture's code under qemu-user (e.g. neon on x86; timings not meaningful)");
   sub->add_option("--out", *out, "where to write the class table (default: " +
                                     default_table_path("<arch>") + ")");
-  sub->add_option("--threshold", opt->threshold, "fraction of peak a microkernel must reach")
+  sub->add_option("--threshold", opt->threshold,
+                  "fraction of peak a microkernel must reach (a depthwise one: of the fastest of its filter)")
       ->capture_default_str()
       ->check(number_in(0, 1.5, "(]", "a fraction of peak such as 0.80"));
   sub->add_flag("--quick", opt->quick,
-                "profile a small representative subset (every (r,s) pair, edge sizes)");
+                "profile a small representative subset (every (r,s) pair, edge sizes; depthwise: square filters)");
   sub->add_option("--cpu", opt->cpu, "core to pin measurements to (default: the last one)")
       ->check(cpu_check());
   sub->add_option("-j,--jobs", opt->jobs, "parallel compilations (default: the cores but one)")

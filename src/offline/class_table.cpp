@@ -10,13 +10,32 @@
 
 namespace convtune {
 
+std::map<std::pair<int, int>, double> depthwise_best(const std::vector<UkRecord>& microkernels) {
+  std::map<std::pair<int, int>, double> best;
+  for (const UkRecord& r : microkernels)
+    if (r.sizes.dw && r.status == Status::ok) {
+      double& b = best[{r.sizes.r, r.sizes.s}];
+      b = std::max(b, r.gflops);
+    }
+  return best;
+}
+
 void ClassTable::select_and_classify() {
   // The epsilon keeps e.g. 80.00 selected at threshold 0.8 despite 0.8*100 rounding.
   const double cut = threshold * 100 - 1e-9;
+  // Depthwise microkernels are bound by loads, not FMAs: ranked against the
+  // fastest of their filter (class_table.h).
+  const std::map<std::pair<int, int>, double> dw_best = depthwise_best(microkernels);
   // Depthwise microkernels form classes of their own (UkSizes::dw).
   std::map<std::tuple<bool, int, int, int, int, int>, std::vector<int>> groups;
   for (UkRecord& r : microkernels) {
-    r.selected = r.status == Status::ok && r.percent_peak >= cut;
+    if (r.sizes.dw) {
+      auto b = dw_best.find({r.sizes.r, r.sizes.s});
+      r.selected = r.status == Status::ok && b != dw_best.end() && b->second > 0 &&
+                   100 * r.gflops / b->second >= cut;
+    } else {
+      r.selected = r.status == Status::ok && r.percent_peak >= cut;
+    }
     if (r.selected)
       groups[{r.sizes.dw, r.sizes.k, r.sizes.c, r.sizes.w, r.sizes.r, r.sizes.s}].push_back(r.sizes.h);
   }

@@ -94,6 +94,10 @@ ProfileJournalEntry ProfileJournalEntry::from_json(const json& j) {
   std::vector<int> s = array_of<int>(j, "sizes", &json::is_number_integer, "integers");
   if (s.size() != 6) throw Error("key 'sizes' is not [k, c, w, h, r, s]");
   e.sizes = UkSizes{s[0], s[1], s[2], s[3], s[4], s[5]};
+  // A depthwise microkernel's sizes are a dense one's numbers: its name says which (ct_dwkernel_).
+  UkSizes named;
+  std::string named_isa;
+  e.sizes.dw = parse_ukernel_name(e.name, &named, &named_isa) && named.dw;
   const std::string fence = text(j, "fence", false);
   if (!fence.empty() || j.contains("fence")) {
     if (!fence_from_text(fence, &e.fence) || !fence_fits(e.fence, e.sizes))

@@ -82,16 +82,39 @@ size_t best_form(const ProfileSession& s, size_t i) {
   return best;
 }
 
-// Below the threshold after every form's first measurement: the fastest
-// form is measured once more (and only it).
-bool needs_again(const ProfileSession& s, size_t i) {
-  bool measured = true, again = false;
-  for (size_t f = s.first_form[i]; f < s.forms.size() && s.forms[f].uk == i; ++f) {
-    measured = measured && s.first_done[f];
-    again = again || s.again_done[f];
+// Whether every form of microkernel i has its first measurement.
+bool first_measured(const ProfileSession& s, size_t i) {
+  for (size_t f = s.first_form[i]; f < s.forms.size() && s.forms[f].uk == i; ++f)
+    if (!s.first_done[f]) return false;
+  return true;
+}
+
+// Whether one of its forms has had its second.
+bool measured_again(const ProfileSession& s, size_t i) {
+  for (size_t f = s.first_form[i]; f < s.forms.size() && s.forms[f].uk == i; ++f)
+    if (s.again_done[f]) return true;
+  return false;
+}
+
+// Per depthwise filter (r, s): threshold times the fastest figure so far of
+// its microkernels (the reference of their selection, class_table.h), or -1
+// while one of them lacks a first measurement (the reference is not known).
+std::map<std::pair<int, int>, double> depthwise_cuts(const ProfileSession& s) {
+  std::map<std::pair<int, int>, double> cut;
+  for (size_t i = 0; i < s.ks.size(); ++i) {
+    if (!s.ks[i].dw) continue;
+    double& c = cut.emplace(std::make_pair(s.ks[i].r, s.ks[i].s), 0.0).first->second;
+    if (c < 0) continue;
+    if (!first_measured(s, i)) {
+      c = -1;
+      continue;
+    }
+    const UkMeasured& m = s.res[best_form(s, i)];
+    if (m.status == Status::ok) c = std::max(c, m.gflops);
   }
-  const UkMeasured& m = s.res[best_form(s, i)];
-  return measured && !again && m.status == Status::ok && m.gflops < s.below;
+  for (auto& rs_c : cut)
+    if (rs_c.second > 0) rs_c.second *= s.opt.threshold;
+  return cut;
 }
 
 int64_t nc_of_form(const ProfileSession& s, size_t f) {
@@ -120,7 +143,7 @@ ProfileJournalHeader describe_run(ProfileSession& s) {
   t.threshold = s.opt.threshold;
   t.quick = s.opt.quick;
   t.resumed = s.resuming;
-  t.families = ukernel_families();  // enumerate_ukernels and quick_subset take every family
+  t.families = profiled_families(s.isa);  // profiled_ukernels and quick_subset take every family
   {
     Counters counters;
     t.counters = counters.description();
@@ -145,8 +168,9 @@ ProfileJournalHeader describe_run(ProfileSession& s) {
 // units to compile and counts their forms in n_forms.
 std::vector<size_t> write_units(ProfileSession& s, size_t& n_forms) {
   std::vector<char> again_wanted(s.forms.size(), 0);  // a resumed run's pending re-measurements
+  const std::vector<char> want = profile_wants_again(s, AgainMode::possible);
   for (size_t i = 0; i < s.ks.size(); ++i)
-    if (needs_again(s, i)) again_wanted[best_form(s, i)] = 1;
+    if (want[i]) again_wanted[best_form(s, i)] = 1;
   s.jobs.assign(s.members.size(), CompileJob{});
   s.built.assign(s.members.size(), CompileResult{});
   s.unit_key.assign(s.members.size(), std::string());
@@ -220,6 +244,25 @@ std::vector<UkCase> cases_of(const ProfileSession& s) {
 
 }  // namespace
 
+// Dense: below threshold times the start peak; depthwise: below threshold
+// times the fastest of its filter (depthwise_cuts).
+std::vector<char> profile_wants_again(const ProfileSession& s, AgainMode mode) {
+  const std::map<std::pair<int, int>, double> dw_cut = depthwise_cuts(s);
+  std::vector<char> want(s.ks.size(), 0);
+  for (size_t i = 0; i < s.ks.size(); ++i) {
+    if (!first_measured(s, i) || measured_again(s, i)) continue;
+    const UkMeasured& m = s.res[best_form(s, i)];
+    if (m.status != Status::ok) continue;
+    if (!s.ks[i].dw) {
+      want[i] = m.gflops < s.below;
+      continue;
+    }
+    const double cut = dw_cut.at({s.ks[i].r, s.ks[i].s});
+    want[i] = cut < 0 ? mode == AgainMode::possible : m.gflops < cut;
+  }
+  return want;
+}
+
 void profile_setup(ProfileSession& s) {
   const ProfileOptions& opt = s.opt;
   s.isa = load_isa(opt.isa);
@@ -228,7 +271,7 @@ void profile_setup(ProfileSession& s) {
     throw Error(fmt::format("--threshold {} is out of range; give a fraction of peak such as 0.80", opt.threshold));
   s.cpu = opt.cpu >= 0 ? opt.cpu : default_cpu();
   check_cpu(s.cpu);  // before any long work; only measuring children are pinned
-  s.ks = opt.quick ? quick_subset(s.isa) : enumerate_ukernels(s.isa);
+  s.ks = opt.quick ? quick_subset(s.isa) : profiled_ukernels(s.isa);
   for (size_t i = 0; i < s.ks.size(); ++i) {
     s.index[ukernel_name(s.ks[i], s.isa.name)] = i;
     s.names[ukernel_name(s.ks[i], s.isa.name)] = s.ks[i];
@@ -385,8 +428,9 @@ void profile_remeasure(ProfileSession& s) {
   const std::vector<UkCase> cases = cases_of(s);
   std::vector<std::vector<size_t>> again(s.members.size());
   size_t n_again = 0;
+  const std::vector<char> want = profile_wants_again(s, AgainMode::decided);
   for (size_t i = 0; i < s.ks.size() && !profile_stop(s); ++i)
-    if (needs_again(s, i)) {
+    if (want[i]) {
       const size_t f = best_form(s, i);
       again[s.unit_of[f]].push_back(f);
       ++n_again;

@@ -14,7 +14,7 @@ std::string table_summary(const ClassTable& t) {
   for (const auto& r : t.microkernels) {
     if (r.status == Status::ok) ++ok;
     if (r.selected) ++sel;
-    if (r.status == Status::ok && (!best || r.gflops > best->gflops)) best = &r;
+    if (!r.sizes.dw && r.status == Status::ok && (!best || r.gflops > best->gflops)) best = &r;  // of the peak's
   }
   std::string o;
   o += fmt::format("class table: {}\n", t.origin.empty() ? "(unsaved)" : t.origin);
@@ -28,8 +28,10 @@ std::string table_summary(const ClassTable& t) {
   o += fmt::format("peak: {:.1f} GFLOP/s (start {:.1f}, end {:.1f}){}\n", t.peak_gflops,
                    t.peak_start_gflops, t.peak_end_gflops,
                    t.emulated ? " (emulated: timings not meaningful)" : "");
-  o += fmt::format("microkernels: {} profiled, {} ran correctly, {} selected (>= {:.0f}% of peak), {} classes\n",
-                   t.microkernels.size(), ok, sel, t.threshold * 100, t.classes.size());
+  const bool depthwise = std::any_of(t.microkernels.begin(), t.microkernels.end(), [](auto& r) { return r.sizes.dw; });
+  o += fmt::format("microkernels: {} profiled, {} ran correctly, {} selected (>= {:.0f}% of peak{}), {} classes\n",
+                   t.microkernels.size(), ok, sel, t.threshold * 100,
+                   depthwise ? "; depthwise: of the fastest of their filter" : "", t.classes.size());
   if (t.families.size() > 1) {  // a table of the paper family alone says nothing new here
     std::vector<std::string> per;
     for (const auto& f : t.families) {
@@ -48,6 +50,12 @@ std::string table_summary(const ClassTable& t) {
   if (best)
     o += fmt::format("best: {} {:.1f} GFLOP/s = {:.1f}% of peak{}\n", best->name, best->gflops,
                      best->percent_peak, t.emulated ? " (emulated: timings not meaningful)" : "");
+  if (depthwise) {  // the references of their selection (class_table.h select_and_classify)
+    std::vector<std::string> per;
+    for (const auto& rs_g : depthwise_best(t.microkernels))
+      per.push_back(fmt::format("{}x{} {:.1f}", rs_g.first.first, rs_g.first.second, rs_g.second));
+    o += fmt::format("fastest depthwise per filter, GFLOP/s: {}\n", fmt::join(per, ", "));
+  }
   if (const UkRecord* blis = t.find(UkSizes{2, 1, 12, 1, 1, 1}))
     o += fmt::format("BLIS-like (k,c,w,h,r,s)=(2,1,12,1,1,1): {:.1f} GFLOP/s = {:.1f}% of peak{}\n",
                      blis->gflops, blis->percent_peak, blis->selected ? " (selected)" : "");
@@ -55,8 +63,9 @@ std::string table_summary(const ClassTable& t) {
   for (const auto& c : t.classes) cls.push_back(&c);
   std::stable_sort(cls.begin(), cls.end(), [](auto a, auto b) { return a->h.size() > b->h.size(); });
   for (size_t i = 0; i < std::min<size_t>(5, cls.size()); ++i)
-    o += fmt::format("class k{}c{}w{}r{}s{}: h in {{{}}}\n", cls[i]->sizes.k, cls[i]->sizes.c,
-                     cls[i]->sizes.w, cls[i]->sizes.r, cls[i]->sizes.s, fmt::join(cls[i]->h, ","));
+    o += fmt::format("{}class k{}c{}w{}r{}s{}: h in {{{}}}\n", cls[i]->sizes.dw ? "depthwise " : "",
+                     cls[i]->sizes.k, cls[i]->sizes.c, cls[i]->sizes.w, cls[i]->sizes.r, cls[i]->sizes.s,
+                     fmt::join(cls[i]->h, ","));
   if (cls.size() > 5) o += fmt::format("... and {} more classes\n", cls.size() - 5);
   if (t.wall_seconds > 0) o += fmt::format("profile wall time: {:.1f} s\n", t.wall_seconds);
   return o;

@@ -529,9 +529,10 @@ namespace {
 // microkernels only (CONTRACT.md "Depthwise microkernels"): k vectors over
 // the channels, w over Wo, h over Ho, c = 1, r = R and s = S (the taps in
 // registers, as oneDNN's jit_uni_dw_conv_kernel and XNNPACK's dwconv
-// unroll them). The table's depthwise microkernels that tile the shape;
-// without any, every one the ISA's depthwise family admits that does,
-// unmeasured (marked fallback): the loops above, the cache tiling these
+// unroll them). The table's selected depthwise microkernels that tile the
+// shape; without any (a table profiled without the family, or a quick one
+// without this filter), every one the ISA's depthwise family admits that
+// does, unmeasured (marked fallback): the loops above, the cache tiling these
 // memory-bound layers depend on, are what the search tunes. One view: Flat(hw)
 // and Wino(2) are not eligible with groups.
 Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
@@ -586,8 +587,9 @@ Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t
                               "those filter sizes",
                               shape.to_string(), isa.name, shape.R, shape.S, rs));
     }
-    sp.note = fmt::format("the class table has no depthwise microkernels (convtune profile does not measure them "
-                          "yet): the space holds the {} unmeasured ones of the {} depthwise family that tile this shape{}",
+    sp.note = fmt::format("the class table has no depthwise microkernel that tiles this shape (profiled without "
+                          "the depthwise family, or not for this filter): the space holds the {} unmeasured ones "
+                          "of the {} depthwise family that tile this shape{}",
                           sp.choices.size(), isa.name,
                           partial ? fmt::format(", each over part of the {}x{} filter", shape.R, shape.S) : "");
   }

@@ -4,7 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "convtune/core/isa.h"
+#include "convtune/core/shape.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/space/space.h"
 #include "test_util.h"
 
 namespace convtune::cli_test {
@@ -128,6 +133,31 @@ TEST(CliProfile, QuickProfileWritesTheTable) {
   EXPECT_GT(selected, 0u);
   // AVX-512 admits BLIS's 12x32 kernel; AVX2's 16 registers do not (24 accumulators).
   EXPECT_EQ(r.out.find("BLIS-like (k,c,w,h,r,s)=(2,1,12,1,1,1)") != std::string::npos, t["isa"] == "avx512") << r.out;
+  // The depthwise family is measured too: classes of its own, from which the
+  // space of a depthwise shape is built (not the family's unmeasured fallback).
+  const Isa isa = load_isa(best_isa());
+  if (enumerate_ukernels(isa, "depthwise").empty()) return;
+  const ClassTable table = read_table(td.file("t.json"));
+  EXPECT_EQ(table.families.back(), "depthwise");
+  const UkClass* dw = nullptr;
+  for (const UkClass& c : table.classes)
+    if (c.sizes.dw && (!dw || c.sizes.r > dw->sizes.r)) dw = &c;
+  ASSERT_NE(dw, nullptr) << "no depthwise class in the quick table";
+  // A shape its first member tiles: k channel vectors, h x w outputs, a padded r x s filter.
+  const int64_t ch = dw->sizes.k * isa.lanes;
+  const Shape shape = parse_shape(fmt::format("K={0},C={0},groups={0},H={1},W={2},R={3},S={4},pad={5}", ch,
+                                              2 * dw->h.front(), 2 * dw->sizes.w, dw->sizes.r, dw->sizes.s,
+                                              (dw->sizes.r - 1) / 2));
+  ASSERT_TRUE(depthwise_shape(shape));
+  const Space sp = build_space(shape, table, isa.lanes);
+  ASSERT_FALSE(sp.choices.empty());
+  EXPECT_EQ(sp.note, "");
+  for (const UkChoice& c : sp.choices) {
+    EXPECT_FALSE(c.fallback) << c.text();
+    const UkRecord* rec = table.find(c.uk);
+    ASSERT_NE(rec, nullptr) << c.text();
+    EXPECT_TRUE(rec->selected && rec->family == "depthwise") << c.text();
+  }
 }
 
 // A grouped shape (config.h g) tunes end to end: every candidate is one

@@ -93,6 +93,8 @@ class ProfileResume : public ::testing::Test {
 TEST_F(ProfileResume, KilledAnywhereItResumesAndMeasuresEachMicrokernelOnce) {
   const size_t total = forms;
   ASSERT_GT(forms, names.size()) << "the quick subset has microkernels that take a fence";
+  // Its depthwise microkernels are journaled and resumed as the dense ones are (ct_dwkernel_ names).
+  ASSERT_TRUE(std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second.dw; }));
   {  // 1. SIGKILL once the header is written: while compiling
     Background run(args(false), td.path());
     ASSERT_TRUE(wait_for_lines(run, journal, 1)) << run.err();

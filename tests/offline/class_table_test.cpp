@@ -10,6 +10,7 @@
 
 #include <limits>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "convtune/core/error.h"
@@ -474,6 +475,52 @@ TEST(ClassTableTest, SummaryCountsEachFamily) {
   EXPECT_NE(table_summary(t).find("\nfastest with a tap fence: F(r) 1 (1 selected), F(s) 2 (1 selected)\n"),
             std::string::npos)
       << table_summary(t);
+}
+
+// Depthwise microkernels are bound by loads: ranked against the fastest of
+// their filter, not the FMA peak (class_table.h select_and_classify), and
+// grouped into classes of their own that the JSON keeps apart.
+TEST(ClassTableTest, DepthwiseIsSelectedAgainstTheFastestOfItsFilter) {
+  auto dw = [](int k, int w, int h, int rs, double gflops, Status status = Status::ok) {
+    UkRecord r = record(UkSizes{k, 1, w, h, rs, rs, true}, 100 * gflops / 134.4, status);
+    r.name = ukernel_name(r.sizes, "avx512");
+    r.family = "depthwise";
+    r.gflops = gflops;
+    return r;
+  };
+  ClassTable t = sample_table();
+  t.families = {"paper", "depthwise"};
+  t.microkernels.push_back(dw(2, 4, 1, 3, 40));   // the fastest 3x3: 30% of the FMA peak
+  t.microkernels.push_back(dw(2, 4, 2, 3, 33));   // 82.5% of it
+  t.microkernels.push_back(dw(2, 4, 3, 3, 31));   // 77.5%: below
+  t.microkernels.push_back(dw(1, 8, 1, 3, 90, Status::wrong_result));  // fast and wrong: no reference
+  t.microkernels.push_back(dw(1, 1, 1, 5, 6));    // alone of its filter: selected however slow
+  t.microkernels.push_back(dw(1, 2, 1, 5, 0, Status::crash));
+  t.select_and_classify();
+  std::vector<bool> sel;
+  for (size_t i = 5; i < t.microkernels.size(); ++i) sel.push_back(t.microkernels[i].selected);
+  EXPECT_EQ(sel, (std::vector<bool>{true, true, false, false, true, false}));
+  // The dense ones as before (sample_table: h = 9 and 8, and the 3x3 one).
+  EXPECT_TRUE(t.microkernels[0].selected && !t.microkernels[1].selected && t.microkernels[4].selected);
+  const auto best = depthwise_best(t.microkernels);
+  EXPECT_EQ(best, (std::map<std::pair<int, int>, double>{{{3, 3}, 40}, {{5, 5}, 6}}));
+  std::vector<std::string> dw_classes;
+  for (const UkClass& c : t.classes)
+    if (c.sizes.dw) dw_classes.push_back(sizes_text(c.sizes) + fmt::format(" {}", fmt::join(c.h, ",")));
+  EXPECT_EQ(dw_classes, (std::vector<std::string>{"k1c1w1h0r5s5 1", "k2c1w4h0r3s3 1,2"}));
+  const ClassTable back = table_from_json(table_to_json(t), "t.json");
+  ASSERT_EQ(back.classes.size(), t.classes.size());
+  for (size_t i = 0; i < t.classes.size(); ++i) {
+    EXPECT_EQ(back.classes[i].sizes, t.classes[i].sizes);
+    EXPECT_EQ(back.classes[i].h, t.classes[i].h);
+  }
+  for (size_t i = 0; i < t.microkernels.size(); ++i)
+    EXPECT_EQ(back.microkernels[i].selected, t.microkernels[i].selected) << t.microkernels[i].name;
+  const std::string summary = table_summary(t);
+  EXPECT_NE(summary.find("selected (>= 80% of peak; depthwise: of the fastest of their filter)"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("\nfastest depthwise per filter, GFLOP/s: 3x3 40.0, 5x5 6.0\n"), std::string::npos)
+      << summary;
 }
 
 TEST(ClassTableTest, UnwritablePath) {

@@ -866,8 +866,8 @@ TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
     EXPECT_EQ(ch.uk.s, 5);
     EXPECT_EQ(ch.view.kind, View::rows);  // no Flat(hw) or Wino(2) with groups
   }
-  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernels (convtune profile does not measure "
-                                 "them yet): the space holds the {} unmeasured ones of the avx512 depthwise family "
+  EXPECT_EQ(sp.note, fmt::format("the class table has no depthwise microkernel that tiles this shape (profiled "
+                                 "without the depthwise family, or not for this filter): the space holds the {} unmeasured ones of the avx512 depthwise family "
                                  "that tile this shape",
                                  expect));
   // Sampled configurations are valid for the shape and map back to their choice.
@@ -878,6 +878,21 @@ TEST(DepthwiseSpace, EnumeratesTheFamilyWhenTheTableHasNone) {
     EXPECT_GE(choice_of(sp, c), 0) << to_string(c);
   }
   EXPECT_GT(sp.size(), 0);
+}
+
+// A table profiled without the depthwise family (the shipped ones) is still
+// read, and a depthwise shape's space falls back to the family's enumeration.
+TEST(DepthwiseSpace, ATableWithoutTheFamilyFallsBack) {
+  for (const char* isa : {"avx512", "avx2"}) {
+    const ClassTable t = read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + isa + ".json");
+    if (std::find(t.families.begin(), t.families.end(), "depthwise") != t.families.end())
+      GTEST_SKIP() << "the shipped " << isa << " table has the depthwise family: nothing to fall back from";
+    const Space sp = build_space(parse_shape("K=32,C=32,H=8,R=3,pad=1,groups=32"), t, load_isa(isa).lanes);
+    ASSERT_FALSE(sp.choices.empty()) << isa;
+    for (const UkChoice& ch : sp.choices) EXPECT_TRUE(ch.uk.dw && ch.fallback) << isa << " " << ch.text();
+    EXPECT_NE(sp.note.find("the class table has no depthwise microkernel that tiles this shape"), std::string::npos)
+        << sp.note;
+  }
 }
 
 // A table's depthwise microkernels, where it has them, and no dense one of

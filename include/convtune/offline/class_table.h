@@ -2,6 +2,7 @@
 // The per-ISA class table written by `convtune profile` (000 §4.1, Fig. 6):
 // every profiled microkernel with its speed, and the classes of selected
 // microkernels (same sizes but h). Its JSON keys are a public format.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,20 +53,33 @@ struct ClassTable {
   bool emulated = false;   // profiled under an emulator: timings not meaningful
   bool resumed = false;    // finished by `profile --resume` from a journal (profile_journal.h)
   std::string counters;    // "PAPI_TOT_CYC,..." or "none: <why>"
-  std::vector<std::string> families{"paper"};  // the families profiled, in ukernel_families() order
+  std::vector<std::string> families{"paper"};  // the families profiled, in profiled_families() order (profile.h)
   double wall_seconds = 0;
   std::vector<UkRecord> microkernels;
   std::vector<UkClass> classes;
 
   std::string origin;  // where it was read from (not serialised)
 
-  /// Marks selected = percent_peak >= threshold*100 and rebuilds `classes`.
+  /// Marks the selected microkernels and rebuilds `classes`. A dense one is
+  /// selected when percent_peak >= threshold*100 (000 §4.1: near the FMA
+  /// peak). A depthwise one issues a vector load per FMA (CONTRACT.md
+  /// "Depthwise microkernels") and is bound by loads, below the FMA roof
+  /// (the roofline model: a kernel's attainable peak is the roof of the
+  /// resource that binds it), so it is ranked within its family instead:
+  /// selected when its gflops reach threshold times the fastest depthwise
+  /// microkernel of the same filter (r, s) in the table. Per filter, because a
+  /// depthwise shape takes r = R and s = S only: every filter measured keeps
+  /// at least its fastest microkernel, so its spaces come from the table.
   void select_and_classify();
   /// The record of given sizes, or nullptr.
   const UkRecord* find(const UkSizes& u) const;
   /// Selected microkernels.
   std::vector<UkRecord> selected() const;
 };
+
+/// Per filter (r, s): the fastest depthwise microkernel's gflops among those
+/// that ran correctly (the reference select_and_classify ranks them against).
+std::map<std::pair<int, int>, double> depthwise_best(const std::vector<UkRecord>& microkernels);
 
 nlohmann::json table_to_json(const ClassTable& t);
 /// Throws Error naming the origin and the missing or bad key.

@@ -33,8 +33,18 @@ struct ProfileResult {
   size_t measured_first = 0, measured_again = 0;  // measured by this run (forms: plain and fenced, profile_stages.h)
 };
 
-/// The quick subset: for every family and (r, s) pair, the microkernels at the
-/// edges of each size, plus the BLIS-like (2,1,12,1,1,1) and one h-interval class.
+/// The families `convtune profile` measures: the dense ones (ukernel.h
+/// ukernel_families) and "depthwise" when the ISA's depthwise_space admits any.
+std::vector<std::string> profiled_families(const Isa& isa);
+
+/// Every microkernel a full profile measures: the dense families'
+/// (enumerate_ukernels(isa)), then the depthwise family's.
+std::vector<UkSizes> profiled_ukernels(const Isa& isa);
+
+/// The quick subset: for every dense family and (r, s) pair, the microkernels
+/// at the edges of each size, plus the BLIS-like (2,1,12,1,1,1) and one
+/// h-interval class; for the depthwise family, per square filter (the ones
+/// depthwise layers have), the edges of k, w and h and the class k2w4 (any h).
 std::vector<UkSizes> quick_subset(const Isa& isa);
 
 /// The reduction length (c steps) a microkernel is profiled with. 000 §4.1
@@ -47,6 +57,10 @@ std::vector<UkSizes> quick_subset(const Isa& isa);
 /// input rows. A fixed 1 MiB (half of a 2 MiB L2) would put k3c2w2h2r3s3's
 /// 884 KB of weights past a 512 KiB L2 (AMD Zen 3's): it would measure at
 /// half its speed with this rule, and few taps microkernels would be selected.
+/// A depthwise microkernel takes the same rule: each of its c steps reads r*s
+/// new weight vectors per channel vector over the same input block, and a
+/// convolution keeps a block's taps cached across all its pixels (at 512
+/// steps a k16 7x7 one would stream 25 MB of weights from L3).
 int64_t profile_nc(const Isa& isa, const UkSizes& u, int64_t l2_bytes);
 
 /// Runs the whole offline stage (or the rest of a journaled one) and returns

@@ -63,7 +63,7 @@ struct ProfileSession {
   std::vector<UkMeasured> res;
   std::vector<char> first_done, again_done;
   std::vector<size_t> first_form;        // per microkernel: its first form (forms are in microkernel order)
-  double below = 0;                      // threshold * start peak, GFLOP/s
+  double below = 0;                      // threshold * start peak, GFLOP/s (the dense families' cut)
 
   // profile_group_units.
   std::vector<std::vector<size_t>> members;  // form indices per unit
@@ -99,8 +99,21 @@ void profile_compile(ProfileSession& s);
 /// The first measurement of every form not yet measured, one unit at a time.
 void profile_measure(ProfileSession& s);
 
-/// The fastest form of each microkernel below the threshold, measured once
-/// more; its better figure is kept.
+/// When a microkernel's fastest form is measured a second time: `decided`
+/// once every form has its first measurement and it is below the threshold
+/// (a dense one: of the start peak; a depthwise one: of the fastest
+/// microkernel of its filter, class_table.h select_and_classify, known once
+/// every one of that filter is measured); `possible` also takes a measured
+/// depthwise one whose filter is not all measured yet, for a resumed run to
+/// compile the units its re-measurement may need.
+enum class AgainMode { decided, possible };
+
+/// Per microkernel (s.ks): whether it wants its second measurement.
+std::vector<char> profile_wants_again(const ProfileSession& s, AgainMode mode);
+
+/// The fastest form of each microkernel below the threshold (a depthwise
+/// one's: of the fastest of its filter, class_table.h), measured once more;
+/// its better figure is kept.
 void profile_remeasure(ProfileSession& s);
 
 /// True, and the result marked interrupted, once Ctrl-C has come.

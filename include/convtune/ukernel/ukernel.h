@@ -69,9 +69,9 @@ bool parse_ukernel_name(const std::string& name, UkSizes* u, std::string* isa);
 //   "depthwise": depthwise microkernels (UkSizes::dw), channels in the lanes
 //            (Isa::depthwise); the other families admit none of them.
 
-/// The dense family names, in the order that decides a microkernel's family
-/// (what `convtune profile` measures). "depthwise" is apart: only it admits
-/// a UkSizes::dw, and profile does not measure it yet.
+/// The dense family names, in the order that decides a microkernel's family.
+/// "depthwise" is apart: only it admits a UkSizes::dw. `convtune profile`
+/// measures all three (profile.h profiled_families).
 const std::vector<std::string>& ukernel_families();
 /// True when the family's rule admits the sizes (false for an unknown family).
 bool family_admits(const Isa& isa, const std::string& family, const UkSizes& u);
