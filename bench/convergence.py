@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Convergence of the search strategies on one space with one budget (issue 5):
-each strategy with several seeds on a few layers; best so far after 10, 20,
+"""Convergence of the search strategies on one space with one budget:
+each strategy with several seeds on a few layers; best so far after 5, 10, 20,
 50 and 100 trials as % of the best configuration any run found, and wall time.
 
 usage: bench/convergence.py [--layers yolo9000-5,yolo9000-12,yolo9000-18,resnet18-2,resnet18-9]
@@ -32,7 +32,7 @@ import benchlib  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CHECKPOINTS = (10, 20, 50, 100)
+CHECKPOINTS = (5, 10, 20, 50, 100)
 GOAL = (95.0, 20)  # the compass: some strategy at 95% of the best within 20 trials
 
 
