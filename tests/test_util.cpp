@@ -124,4 +124,12 @@ ScopedEnv::~ScopedEnv() {
     unsetenv(name_);
 }
 
+MachineId test_machine(const std::string& model, int cores) {
+  MachineInfo m;
+  m.cpu_model = model;
+  m.isa_flags = {"avx2", "fma"};
+  m.cores = cores;
+  return machine_id(m);
+}
+
 }  // namespace convtune::test

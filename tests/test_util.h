@@ -9,6 +9,7 @@
 #include "convtune/offline/class_table.h"
 #include "convtune/ukernel/codegen.h"
 #include "convtune/core/error.h"
+#include "convtune/core/machine_id.h"
 
 namespace convtune::test {
 
@@ -58,6 +59,9 @@ UkRecord uk_record(UkSizes u, double percent, Status status = Status::ok);
 /// An avx512 class table of these records (150 GFLOP/s peak, 80 % threshold),
 /// selected and classified as the profiler leaves it.
 ClassTable table_of(const std::vector<UkRecord>& records);
+
+/// The machine key of an AVX2 CPU named `model` with `cores` cores (records of several machines).
+MachineId test_machine(const std::string& model, int cores);
 
 /// The message of the convtune::Error that f() throws, or "no error".
 template <typename F>

@@ -29,13 +29,7 @@ using test::error_of;
 const std::string kX = "N=1,K=16,C=8,H=8,W=8,R=3,S=3,stride=1,pad=1";
 const std::string kY = "N=1,K=32,C=8,H=8,W=8,R=1,S=1,stride=1,pad=0";
 
-MachineId machine(const std::string& model) {
-  MachineInfo m;
-  m.cpu_model = model;
-  m.isa_flags = {"avx2", "fma"};
-  m.cores = 2;
-  return machine_id(m);
-}
+MachineId machine(const std::string& model) { return test::test_machine(model, 2); }
 const MachineId kM1 = machine("CPU one"), kM2 = machine("CPU two");
 
 Record rec(const std::string& layer, const std::string& shape, const std::string& config, Status status,

@@ -103,13 +103,7 @@ TEST(Neighbours, WinnerThatCannotLiftIsSkippedWithItsReason) {
   EXPECT_NE(lift_failure_text(LiftFailure::indivisible), lift_failure_text(LiftFailure::lseq));
 }
 
-MachineId machine(const std::string& model) {
-  MachineInfo m;
-  m.cpu_model = model;
-  m.isa_flags = {"avx2", "fma"};
-  m.cores = 4;
-  return machine_id(m);
-}
+MachineId machine(const std::string& model) { return test::test_machine(model, 4); }
 
 void write_layer(const std::string& dir, const Shape& shape, const std::string& config, const std::string& isa,
                  const MachineId& m) {
