@@ -140,7 +140,8 @@ Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const 
 Config output_stationary(const Space& space, const UkChoice& ch, const ParOption& par, double l2) {
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
-  const double block_bytes = double(ch.uk.k * space.lanes) * double(sh.C) * double(sh.R * sh.S) * kDt;
+  const double block_bytes =
+      double(ch.uk.k * space.lanes) * double(dim_size(space.shape, Dim::c, space.lanes)) * double(sh.R * sh.S) * kDt;
   const int64_t kin = largest(share(Dim::k), [&](int64_t f) { return double(f) * block_bytes <= l2 * kBeta; });
   return nest(space, ch, par,
               {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k) / kin), tile(Dim::h, share(Dim::h)),
@@ -184,7 +185,7 @@ Config c_blocked(const Space& space, const UkChoice& ch, const ParOption& par, d
 // The widest such whole-filter choice, or -1.
 int streaming_choice(const Space& space) {
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
-  if (sh.C * sh.R * sh.S > 32) return -1;
+  if (dim_size(space.shape, Dim::c, space.lanes) * sh.R * sh.S > 32) return -1;
   int best = -1;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& c = space.choices[i];
@@ -205,17 +206,18 @@ int streaming_choice(const Space& space) {
 // resnet18-3. Only on 1x1 layers, where it was measured. A
 // pair counts its larger part's registers and its mean pixels per call; ties
 // go to the larger c step, then a single microkernel. The choice, or -1.
-int brgemm_choice(const Space& space, int registers) {
-  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
-  if (sh.R != 1 || sh.S != 1) return -1;
+// The register block of brgemm_choice among the choices `in` admits, with
+// the most threads first (a Wino(2,b,t) view over one that runs alone).
+template <typename F>
+int register_block_choice(const Space& space, int registers, F in) {
   int best = -1;
-  std::tuple<double, int, bool> best_key;
+  std::tuple<int64_t, double, int, bool> best_key;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& c = space.choices[i];
     const int64_t rows = c.pair ? std::max(c.uk.h, c.uk2.h) : c.uk.h;
-    if (c.fallback || c.uk.w * rows * c.uk.k + c.uk.k + 1 > registers) continue;
+    if (!in(c) || c.fallback || c.uk.w * rows * c.uk.k + c.uk.k + 1 > registers) continue;
     const double px = double(c.uk.w * c.h_extent()) / double(c.pair ? c.a + c.b : 1), k = double(c.uk.k);
-    const std::tuple<double, int, bool> key{k * px / (k + px), c.uk.c, !c.pair};
+    const std::tuple<int64_t, double, int, bool> key{split(space, c).threads(), k * px / (k + px), c.uk.c, !c.pair};
     if (best < 0 || key > best_key) {
       best = int(i);
       best_key = key;
@@ -224,11 +226,29 @@ int brgemm_choice(const Space& space, int registers) {
   return best;
 }
 
+int brgemm_choice(const Space& space, int registers) {
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
+  if (sh.R != 1 || sh.S != 1) return -1;
+  return register_block_choice(space, registers, [](const UkChoice&) { return true; });
+}
+
+// A Winograd view (config.h Wino(2)) does 16 multiplies per 2x2 output tile
+// where the direct loops do 36: on 3x3 layers at stride 1 it runs near twice
+// the direct plans (resnet18-6), beyond what the FMA peak allows them. Its 16
+// GEMMs are 1x1 convolutions over tile columns, so the register block is
+// brgemm_choice's, among the view's choices. The choice, or -1.
+int winograd_choice(const Space& space, int registers) {
+  return register_block_choice(space, registers, [](const UkChoice& c) { return c.view.kind == View::wino; });
+}
+
 }  // namespace
 
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (space.choices.empty()) throw Error("the search space has no microkernel choice");
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
+  // The c loop's size: sh.C, but 1 on a depthwise shape (each output channel
+  // reads its own input channel, in the lanes of the k loop; ukernel.h dw).
+  const int64_t channels = dim_size(space.shape, Dim::c, space.lanes);
   const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
   const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
   const double l3 = double(opt.l3_bytes > 0 ? opt.l3_bytes : 4 << 20);
@@ -256,8 +276,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     p.nc = reuse * ch.uk.c;
     std::tie(p.in, p.fs, p.out) = bytes(p.nc);
     p.l1_fits = p.in + p.fs + p.out <= l1 * kAlpha;
-    p.is = schedule(true, p, sh.C / p.nc, l2, l3);
-    p.ws = schedule(false, p, sh.C / p.nc, l2, l3);
+    p.is = schedule(true, p, channels / p.nc, l2, l3);
+    p.ws = schedule(false, p, channels / p.nc, l2, l3);
     plans.push_back(p);
   }
   // CSA takes the microkernel as given (001 §4.1, §5); here every choice is a
@@ -289,7 +309,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   const int64_t kw = std::gcd(in_inner, wq), kh = in_inner / kw;
   std::vector<Spec> in_outer{tile(Dim::h, hq / kh), tile(Dim::w, wq / kw)}, in_in{tile(Dim::h, kh), tile(Dim::w, kw)};
   std::vector<Spec> fs_outer{tile(Dim::k, p.n_fs / fs_inner)}, fs_in{tile(Dim::k, fs_inner)};
-  std::vector<Spec> nest{tile(Dim::n, share(Dim::n)), tile(Dim::c, sh.C / p.nc)};
+  std::vector<Spec> nest{tile(Dim::n, share(Dim::n)), tile(Dim::c, channels / p.nc)};
   for (const auto* part : s.input_stationary ? std::vector<const std::vector<Spec>*>{&in_outer, &fs_outer, &in_in, &fs_in}
                                              : std::vector<const std::vector<Spec>*>{&fs_outer, &in_outer, &fs_in, &in_in})
     nest.insert(nest.end(), part->begin(), part->end());
@@ -317,6 +337,12 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     const UkChoice& bch = space.choices[size_t(bc)];
     brgemm = output_stationary(space, bch, split(space, bch), l2);
     if (brgemm == os) brgemm = Config{};
+  }
+
+  Config winograd;
+  if (const int wc = winograd_choice(space, opt.vector_registers); wc >= 0) {
+    const UkChoice& wch = space.choices[size_t(wc)];
+    winograd = output_stationary(space, wch, split(space, wch), l2);
   }
 
   nlohmann::json info;
@@ -350,7 +376,18 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (!stream.specs.empty()) info["streaming"] = to_string(stream);
   if (!blocked.specs.empty()) info["c_blocked"] = to_string(blocked);
   if (!brgemm.specs.empty()) info["brgemm"] = to_string(brgemm);
-  return {c, os, stream, blocked, brgemm, info};
+  if (!winograd.specs.empty()) info["winograd"] = to_string(winograd);
+  // The first plan measured is the one expected fastest, so that one trial
+  // is already a sound kernel: brgemm, streaming and Winograd where they
+  // apply (Winograd at stride 1, where its gain was measured; at stride 2
+  // it is one of the other plans), else output-stationary, which was ahead
+  // of CSA's own pick on the layers of bench/results/convergence.
+  Config first = os;
+  if (!brgemm.specs.empty()) first = brgemm;
+  else if (!stream.specs.empty()) first = stream;
+  else if (!winograd.specs.empty() && sh.stride_h == 1 && sh.stride_w == 1) first = winograd;
+  info["first"] = to_string(first);
+  return {c, os, stream, blocked, brgemm, winograd, first, info};
 }
 
 namespace {

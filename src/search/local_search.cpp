@@ -73,7 +73,7 @@ void LocalSearch::start() {
       at = p;
     }
   }
-  const bool cold = !at;
+  if (!at) at = view_.from_config(csa_.first);
   if (!at) at = view_.from_config(csa_.config);
   auto known = at ? results_.find(text(*at)) : results_.end();
   if (!at || (known != results_.end() && !known->second.ok)) {
@@ -81,19 +81,18 @@ void LocalSearch::start() {
     return;
   }
   move_to(*at, std::nullopt);
-  // The other start plans (csa.cpp) go first: the output-stationary plan,
+  // The start plans (csa.cpp) go before any neighbour: the first plan (a
+  // cold start stands on it), the output-stationary plan,
   // the same with each other tap fence (config.h F(r), F(s): yolo9000-2's
   // k2w2h{5,6}r3s3 spills without one, and a fence there is worth about 10 %
   // in the whole layer as well; the plan itself comes with the fence its
   // microkernel was profiled fastest in), and the streaming plan and the
   // c-blocked plan (csa.cpp c_blocked: C in L1-sized blocks above the output
-  // tiles, with Pf(w)), and on 1x1 layers oneDNN's register block (csa.cpp
-  // brgemm_choice). A cold start measures them right after CSA's; a resumed log, the
-  // ones it lacks (CSA's too: a log written by a version without a plan). decide()
+  // tiles, with Pf(w)), on 1x1 layers oneDNN's register block (csa.cpp
+  // brgemm_choice), the Winograd view, and CSA's own. A resumed log measures
+  // the ones it lacks (a log written by a version without them). decide()
   // moves to the fastest, as to a neighbour.
-  std::vector<Config> plans;
-  if (!cold) plans.push_back(csa_.config);
-  plans.push_back(csa_.output_stationary);
+  std::vector<Config> plans{csa_.first, csa_.output_stationary};
   for (TapFence f : {TapFence::none, TapFence::r, TapFence::s}) {
     if (f == csa_.output_stationary.fence) continue;
     plans.push_back(csa_.output_stationary);
@@ -107,6 +106,8 @@ void LocalSearch::start() {
   plans.push_back(csa_.streaming);
   plans.push_back(csa_.c_blocked);
   plans.push_back(csa_.brgemm);
+  plans.push_back(csa_.winograd);
+  plans.push_back(csa_.config);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {
     // nullopt too for a fence the microkernel cannot take

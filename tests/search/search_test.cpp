@@ -480,6 +480,30 @@ TEST(Strategies, GroupedShapesKeepTheGroupLoopsOutermost) {
   }
 }
 
+// Depthwise shapes have no c loop (each output channel reads its own input
+// channel): every strategy, CSA's plans included, proposes valid
+// configurations there, at 3x3 and 5x5, strides 1 and 2, 1 and 2 threads.
+TEST(Strategies, DepthwiseShapesGetValidPlans) {
+  for (const char* text : {"K=32,C=32,H=28,R=3,groups=32", "K=96,C=96,H=28,R=5,stride=2,pad=2,groups=96"})
+    for (int threads : {1, 2}) {
+      const Shape sh = parse_shape(text);
+      const Space sp = build_space(sh, shipped_table(), 16, threads);
+      const CsaPlan p = csa_plan(sp, SearchOptions{});
+      for (const Config* c : {&p.config, &p.output_stationary, &p.first}) {
+        ASSERT_NO_THROW(validate_config(*c, sh, 16)) << text << ": " << to_string(*c);
+        EXPECT_TRUE(CoordinateView(sp).from_config(*c)) << text << ": " << to_string(*c);
+      }
+      for (const std::string& name : strategy_names()) {
+        auto s = make_strategy(name, sp, 5);
+        for (int batch = 0; batch < 3; ++batch)
+          for (const Config& c : s->propose(4)) {
+            ASSERT_NO_THROW(validate_config(c, sh, 16)) << name << ": " << to_string(c);
+            s->observe(c, {true, 1.0, {}});
+          }
+      }
+    }
+}
+
 TEST(Strategies, NamesAndOptions) {
   std::vector<std::string> names = strategy_names();
   for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa", "random-hillclimb"})
@@ -653,13 +677,15 @@ TEST(Csa, StreamingPlanForAStoreBoundLayer) {
   CsaPlan p = csa_plan(sp, SearchOptions{});
   EXPECT_EQ(to_string(p.streaming), "[T(544,h), T(68,w), T(3,c), U(3,s), U(3,r), U(8,w), U(2,k), V(k), F(r)]");
   EXPECT_EQ(p.info["streaming"], to_string(p.streaming));
+  // Few MACs per output: the streaming plan is the first measured.
+  EXPECT_EQ(p.first, p.streaming);
+  EXPECT_EQ(p.info["first"], to_string(p.streaming));
   auto s = make_strategy("droplet", sp, 1);
-  std::vector<Config> first = s->propose(5);
-  ASSERT_EQ(first.size(), 5u);
-  EXPECT_EQ(first[0], p.config);
+  std::vector<Config> first = s->propose(4);
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_EQ(first[0], p.streaming);
   EXPECT_EQ(first[1], p.output_stationary);
   EXPECT_EQ(std::vector<Config>(first.begin() + 2, first.begin() + 4), with_other_fences(p.output_stationary));
-  EXPECT_EQ(first[4], p.streaming);
   Space sp2 = build_space(sh, shipped_table(), 16, 2);
   CsaPlan p2 = csa_plan(sp2, SearchOptions{});
   ASSERT_FALSE(p2.streaming.specs.empty());
@@ -668,33 +694,35 @@ TEST(Csa, StreamingPlanForAStoreBoundLayer) {
   EXPECT_TRUE(csa_plan(build_space(zoo_layer("resnet18-1"), shipped_table(), 16), SearchOptions{}).streaming.specs.empty());
 }
 
-// A cold descent measures CSA's plan and then the output-stationary one
-// (then that one with each other fence), before any neighbour, and moves to
-// the second when it is faster.
-TEST(Csa, DescentsMeasureTheOutputStationaryPlanSecond) {
+// A cold descent measures the first plan (the model's expected fastest:
+// here the Winograd view) and then the output-stationary one (then that one
+// with each other fence), before any neighbour, and moves to the second when
+// it is faster.
+TEST(Csa, DescentsMeasureThePredictedPlanFirst) {
   Space sp = build_space(zoo_layer("yolo9000-12"), shipped_table(), 16);
   CsaPlan plan = csa_plan(sp, SearchOptions{});
-  ASSERT_NE(plan.config, plan.output_stationary);
+  ASSERT_EQ(plan.first, plan.winograd);
+  ASSERT_NE(plan.first, plan.output_stationary);
   for (const char* name : {"droplet", "hillclimb"})
     for (size_t batch : {size_t(1), size_t(6)}) {
       auto s = make_strategy(name, sp, 1);
       std::vector<Config> got;
-      while (got.size() < 2) {
+      // The first plan is slower than the output-stationary one, every
+      // other start plan slower still: the descent's one move goes there.
+      auto speed = [&](const Config& c) { return c == plan.output_stationary ? 200.0 : c == plan.first ? 100.0 : 50.0; };
+      for (int batches = 0; s->info()["moves"] == 0; ++batches) {
+        ASSERT_LT(batches, 100) << name << ": no move";
         std::vector<Config> b = s->propose(batch);
         ASSERT_FALSE(b.empty());
         for (const Config& c : b) {
           got.push_back(c);
-          s->observe(c, {true, c == plan.output_stationary ? 200.0 : 100.0, {}});
+          s->observe(c, {true, speed(c), {}});
         }
       }
-      EXPECT_EQ(got[0], plan.config) << name;
+      ASSERT_GE(got.size(), 3u);
+      EXPECT_EQ(got[0], plan.first) << name;
       EXPECT_EQ(got[1], plan.output_stationary) << name;
-      if (got.size() > 2) EXPECT_EQ(got[2], with_other_fences(plan.output_stationary)[0]) << name;
-      while (s->info()["moves"] == 0) {  // the first batch decides
-        std::vector<Config> b = s->propose(batch);
-        ASSERT_FALSE(b.empty());
-        for (const Config& c : b) s->observe(c, {true, 50.0, {}});
-      }
+      EXPECT_EQ(got[2], with_other_fences(plan.output_stationary)[0]) << name;
       EXPECT_EQ(s->info()["moves"], 1) << name << " batch " << batch;
     }
 }
@@ -766,22 +794,17 @@ TEST(Csa, BrgemmPlanTakesTheFewestLoadsPerFmaOn1x1Layers) {
   // is shared by every pair of microkernels, so k4 x h{4,6} has its own.
   EXPECT_EQ(to_string(csa_plan(build_space(zoo_layer("yolo9000-9"), shipped_table(), 16), SearchOptions{}).brgemm),
             "[Flat(hw), Lseq(h,[(1,4),(770,6)]), T(2,k), T(128,c), U(2,c), U(a,h), U(4,k), V(k)]");
+  EXPECT_EQ(p.first, p.brgemm);
   auto s = make_strategy("hillclimb", sp, 1);
-  bool measured = false;
-  while (s->info()["moves"] == 0) {
-    std::vector<Config> b = s->propose(1);
-    ASSERT_EQ(b.size(), 1u);
-    measured |= b[0] == p.brgemm;
-    s->observe(b[0], {true, b[0] == p.brgemm ? 300.0 : 100.0, {}});
-  }
-  EXPECT_TRUE(measured);
-  EXPECT_EQ(s->info()["moves"], 1);
+  const std::vector<Config> b = s->propose(1);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0], p.brgemm);
 }
 
 // Every start plan is measured before the descent first moves, even one
 // candidate per batch, and it moves to the fastest of them: the c-blocked
-// plan, last of them, here. (With a tune's batches of 4, deciding after CSA's
-// plan and three others would drop the rest.)
+// plan here. (With a tune's batches of 4, deciding after the first plan and
+// three others would drop the rest.)
 TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
   SearchOptions o = xeon_caches();
   Space sp = build_space(zoo_layer("yolo9000-18"), shipped_table(), 16);
@@ -789,10 +812,13 @@ TEST(Csa, EveryStartPlanRunsBeforeTheFirstMove) {
   ASSERT_FALSE(plan.c_blocked.specs.empty());
   Config os_pf = plan.output_stationary;
   os_pf.prefetch = true;
-  std::vector<Config> plans{plan.config, plan.output_stationary};
+  ASSERT_EQ(plan.first, plan.winograd);
+  ASSERT_TRUE(plan.streaming.specs.empty() && plan.brgemm.specs.empty());
+  std::vector<Config> plans{plan.first, plan.output_stationary};
   for (const Config& c : with_other_fences(plan.output_stationary)) plans.push_back(c);
   plans.push_back(os_pf);
   plans.push_back(plan.c_blocked);
+  plans.push_back(plan.config);
   for (const char* name : {"droplet", "hillclimb"}) {
     auto s = make_strategy(name, sp, 1, o);
     std::vector<Config> got;
@@ -830,7 +856,7 @@ TEST(Csa, AResumedDescentMeasuresTheStartPlansItLacks) {
     s->observe(plan.output_stationary, {true, 90.0, {}});
     std::vector<Config> got = s->propose(3);
     ASSERT_EQ(got.size(), 3u);
-    EXPECT_EQ(got[0], plan.config) << name;
+    EXPECT_EQ(got[0], plan.first) << name;
     EXPECT_EQ(got[1], fenced[0]) << name;
     EXPECT_EQ(got[2], fenced[1]) << name;
   }
@@ -930,8 +956,18 @@ TEST(Csa, ValidForEveryZooLayer) {
           EXPECT_NE(p.streaming, p.output_stationary) << sh.name;
           streaming.insert(sh.name);
         }
+        // The Winograd plan exactly where the view applies, a point of the
+        // space, and first at stride 1 unless the layer is store-bound.
+        EXPECT_EQ(p.winograd.specs.empty(), !wino_eligible(sh)) << sh.name;
+        if (!p.winograd.specs.empty()) {
+          EXPECT_EQ(p.winograd.view.kind, View::wino) << sh.name;
+          EXPECT_TRUE(CoordinateView(sp).from_config(p.winograd)) << sh.name << ": " << to_string(p.winograd);
+          EXPECT_EQ(p.first == p.winograd, sh.stride_h == 1 && p.streaming.specs.empty()) << sh.name;
+        }
+        EXPECT_TRUE(CoordinateView(sp).from_config(p.first)) << sh.name << ": " << to_string(p.first);
+        if (!p.brgemm.specs.empty()) EXPECT_EQ(p.first, p.brgemm) << sh.name;
         for (const char* key : {"choice", "schedule", "N_c", "N_win", "N_f", "K2", "K3", "l1d_bytes", "l2_bytes", "l3_bytes",
-                                "output_stationary"})
+                                "output_stationary", "first"})
           EXPECT_TRUE(p.info.contains(key)) << sh.name << " " << key;
         ++layers;
         // `--search csa` measures that one configuration once.
