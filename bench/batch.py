@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tunes every layer of a network (random search unless --tune-args names another, N trials), benches each
+"""Tunes every layer of a network (the default search unless --tune-args names another, N trials), benches each
 against oneDNN and im2col+OpenBLAS (convtune bench), and writes a CSV and a
 Markdown table like 000 Fig. 9: per layer convtune best-of-20, best-of-N,
 oneDNN and im2col+BLAS as % of peak and as time, FLOP-weighted averages and

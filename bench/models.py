@@ -99,6 +99,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     nets = {
         "resnet18": lambda: tv.resnet18(weights=None),
+        "resnet50": lambda: tv.resnet50(weights=None),
         "vgg11": lambda: tv.vgg11(weights=None),
         "googlenet": lambda: tv.googlenet(weights=None, aux_logits=False, init_weights=False),
         "mobilenet_v2": lambda: tv.mobilenet_v2(weights=None),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command on a fresh Debian machine: install what is needed, build, and
 # run the main job on the shipped default (tune yolo9000-12 against the
-# shipped AVX-512 class table, 20 random trials).
+# shipped AVX-512 class table, 20 trials of the default search).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -207,17 +207,20 @@ int streaming_choice(const Space& space) {
 // pair counts its larger part's registers and its mean pixels per call; ties
 // go to the larger c step, then a single microkernel. The choice, or -1.
 // The register block of brgemm_choice among the choices `in` admits, with
-// the most threads first (a Wino(2,b,t) view over one that runs alone).
+// the most threads first (a Wino(2,b,t) view over one that runs alone), then
+// a blocked Winograd view (Wino(2,b): a block's transformed tiles stay in
+// cache, config.h) over the unblocked one.
 template <typename F>
 int register_block_choice(const Space& space, int registers, F in) {
   int best = -1;
-  std::tuple<int64_t, double, int, bool> best_key;
+  std::tuple<int64_t, bool, double, int, bool> best_key;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& c = space.choices[i];
     const int64_t rows = c.pair ? std::max(c.uk.h, c.uk2.h) : c.uk.h;
     if (!in(c) || c.fallback || c.uk.w * rows * c.uk.k + c.uk.k + 1 > registers) continue;
     const double px = double(c.uk.w * c.h_extent()) / double(c.pair ? c.a + c.b : 1), k = double(c.uk.k);
-    const std::tuple<int64_t, double, int, bool> key{split(space, c).threads(), k * px / (k + px), c.uk.c, !c.pair};
+    const std::tuple<int64_t, bool, double, int, bool> key{split(space, c).threads(), c.view.block > 0,
+                                                           k * px / (k + px), c.uk.c, !c.pair};
     if (best < 0 || key > best_key) {
       best = int(i);
       best_key = key;

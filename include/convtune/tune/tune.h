@@ -23,7 +23,7 @@ struct TuneOptions {
   bool emulate = false;     // an ISA of another architecture under qemu-user (runner.h)
   bool table_warning = true;  // say the table's "profiled on another CPU" warning (once per run)
   std::optional<std::string> table;  // default: load_table's choice
-  std::string search = "droplet";  // chosen on bench/results/convergence; "random" is 000's
+  std::string search = "hillclimb";  // chosen on bench/results/convergence; "random" is 000's
   double pvalue = 0.05;        // droplet: t-test level (003 §3.3)
   int parents = 8, offspring = 8;  // opevo: lambda, rho (002 Algorithm 1)
   double mutation_rate = 0.5;  // opevo: q (002 §4.3)
