@@ -119,11 +119,16 @@ BudgetBatch fitted(const BudgetLayer& l, int i, int64_t batch, double spt, doubl
 
 }  // namespace
 
-double budget_reserve(const std::vector<BudgetLayer>& layers) {
+double budget_reserve(const std::vector<BudgetLayer>& layers, const BudgetRule& rule) {
   const double closing_mean = mean_known(layers, &BudgetLayer::closing_s);
-  double reserve = 0;
-  for (const BudgetLayer& l : layers) reserve += l.closing_s > 0 ? l.closing_s : closing_mean;
-  return reserve;
+  const double light_mean = mean_known(layers, &BudgetLayer::light_closing_s);
+  double full = 0, light = 0;
+  for (const BudgetLayer& l : layers) {
+    full += l.closing_s > 0 ? l.closing_s : closing_mean;
+    light += l.light_closing_s > 0 ? l.light_closing_s : light_mean;
+  }
+  const double finalists = std::max(0.0, full - light);
+  return light + (rule.finalists_s > 0 ? std::min(finalists, rule.finalists_s) : finalists);
 }
 
 BudgetBatch next_batch(const std::vector<BudgetLayer>& layers, double left_s, int64_t batch, const BudgetRule& rule) {
@@ -137,7 +142,7 @@ BudgetBatch next_batch(const std::vector<BudgetLayer>& layers, double left_s, in
   double openings = 0;
   for (const BudgetLayer& l : layers)
     if (!l.opened && has_room(l)) openings += spt_of(l);
-  const double avail = left_s - budget_reserve(layers) - openings;
+  const double avail = left_s - budget_reserve(layers, rule) - openings;
   // Opening batches first, in the model's order: no layer is judged before it
   // has a history. With nothing measured yet the first is one candidate, so
   // that the next decision knows what a candidate costs.

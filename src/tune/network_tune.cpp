@@ -1,9 +1,11 @@
 // A selection of layers tuned in turn, or within a time budget (network_tune.h).
 #include "convtune/tune/network_tune.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -147,17 +149,28 @@ std::vector<double> best_curve_of(const TuneSession& s) {
   return curve;
 }
 
+// The share of a budget its reserve keeps for finalists beyond every
+// layer's light closing: a model of many distinct shapes would otherwise
+// spend most of a short budget re-measuring (ResNet-50's 23 shapes: about
+// 20 s each, three quarters of 10 minutes).
+constexpr double kFinalistsShare = 0.2;
+
 // The closing phase's time: the finalists' re-measure rounds, the duel, the
 // check at every output element and the peak re-checked, each about one
 // measured run of this layer; the duel also compiles, as a candidate does.
-double closing_estimate(const BudgetedLayer& l) {
+// The duel builds every finalist, as the search builds a candidate, and
+// takes `duel_rounds` samples of each, of at least a fifth of
+// --min-repeat-ms (tune_deliver.cpp).
+double closing_estimate(const BudgetedLayer& l, bool finalists) {
   const TuneOptions& o = l.s->opt;
   if (l.run_trials == 0) return 0;
   const double run_s = l.s->measure_s / double(l.run_trials);
-  const int top = o.top > 1 ? o.top : 0;
-  double runs = 2 + double(top) * o.top_rounds;
-  if (top && o.duel_rounds > 0) runs += l.rule.seconds_per_trial / std::max(run_s, 1e-3);
-  return runs * run_s + 2 * peak_min_ms(o.min_repeat_ms) * 1e-3;
+  const int top = finalists && o.top > 1 ? o.top : 0;
+  double s = (2 + double(top) * o.top_rounds) * run_s + 2 * peak_min_ms(o.min_repeat_ms) * 1e-3;
+  if (top && o.duel_rounds > 0)
+    s += top * l.rule.seconds_per_trial + o.duel_rounds * top * std::max(o.min_repeat_ms / 5 * 1e-3, run_s / (o.repeat + 1));
+  // The winner checked at every output element: about one candidate's time.
+  return s + l.rule.seconds_per_trial;
 }
 
 void refresh(BudgetedLayer& l) {
@@ -166,7 +179,8 @@ void refresh(BudgetedLayer& l) {
   l.rule.best_curve = best_curve_of(*l.s);
   if (l.run_trials > 0) {
     l.rule.seconds_per_trial = l.tuned_s / double(l.run_trials);
-    l.rule.closing_s = closing_estimate(l);
+    l.rule.closing_s = closing_estimate(l, true);
+    l.rule.light_closing_s = closing_estimate(l, false);
   }
 }
 
@@ -233,18 +247,41 @@ void run_batch(BudgetedLayer& l, const BudgetBatch& b, Clock::time_point batch_e
   refresh(l);
 }
 
-// The closing phase of every layer: the finalists once, the winner verified
-// and written (tune_stages.h).
-void close_layers(std::vector<BudgetedLayer>& ls, bool interrupted) {
-  for (BudgetedLayer& l : ls) {
+// The closing phase of every layer within `left_s`: the finalists once, the
+// winner verified and written (tune_stages.h). The layers with most of the
+// model's time come first; a layer whose finalists do not fit in what is
+// left after every later layer's light closing delivers its search's best
+// without them. Estimates are scaled by the most any closed layer took over
+// its own.
+void close_layers(std::vector<BudgetedLayer>& ls, bool interrupted, double left_s) {
+  std::vector<size_t> order(ls.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  auto share = [&](size_t i) { return ls[i].rule.count * (ls[i].s->res.has_best ? ls[i].s->res.best.seconds : 0); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return share(a) > share(b); });
+  double light_left = 0, scale = 1;
+  for (const BudgetedLayer& l : ls) light_left += l.rule.light_closing_s;
+  const auto t0 = Clock::now();
+  for (size_t i : order) {
+    BudgetedLayer& l = ls[i];
     TuneSession& s = *l.s;
+    light_left -= l.rule.light_closing_s;
+    const bool finalists = l.rule.closing_s * scale <= left_s - seconds_since(t0) - light_left * scale;
+    if (!finalists && s.opt.top > 1 && !interrupted && s.res.has_best) {
+      if (!s.opt.quiet)
+        std::fprintf(stderr, "convtune: note: %s: no finalists, the budget has no room left for them; its search's "
+                             "best is checked and delivered\n", s.res.layer.c_str());
+      s.no_finalists = true;
+    }
     const auto t = Clock::now();
     if (interrupted) s.res.interrupted = true;  // as a tune stopped by Ctrl-C: no finalists
     tune_prepare_search(s);                     // the protocol, for a layer that had no batch
     tune_recheck_peak(s);
     tune_finalists(s);
     tune_deliver(s);
-    s.res.wall_s = l.start_s + l.tuned_s + seconds_since(t);
+    const double took = seconds_since(t);
+    const double estimate = finalists ? l.rule.closing_s : l.rule.light_closing_s;
+    if (estimate > 0) scale = std::max(scale, took / estimate);
+    s.res.wall_s = l.start_s + l.tuned_s + took;
     set_onednn_ratio(l.onednn, s.res);
   }
 }
@@ -256,12 +293,14 @@ NetworkTuneResult tune_within_budget(const std::vector<Shape>& shapes, const std
   std::vector<BudgetedLayer> ls = open_layers(shapes, counts, opt, state);
   const int jobs = opt.tune.jobs > 0 ? opt.tune.jobs : default_jobs();
   const int64_t batch = std::max(4, 2 * jobs);  // tune_search's batch: one parallel compile
+  BudgetRule rule;
+  rule.finalists_s = kFinalistsShare * opt.budget_s;
   auto spent = [&] { return state.spent_s + seconds_since(t0); };
   while (!interrupted()) {
     std::vector<BudgetLayer> rules;
     for (const BudgetedLayer& l : ls) rules.push_back(l.rule);
     const double left = opt.budget_s - spent();
-    const BudgetBatch b = next_batch(rules, left, batch);
+    const BudgetBatch b = next_batch(rules, left, batch, rule);
     if (b.layer < 0) break;
     BudgetedLayer& l = ls[size_t(b.layer)];
     const int64_t before = l.s->res.trials;
@@ -280,7 +319,7 @@ NetworkTuneResult tune_within_budget(const std::vector<Shape>& shapes, const std
   // layers, from the reserve, and a resumed run spends only what is left.
   write_budget_state(opt.budget_file, state_of(opt, ls, spent()));
   const bool stopped = interrupted();
-  close_layers(ls, stopped);
+  close_layers(ls, stopped, opt.budget_s - spent());
   NetworkTuneResult res;
   res.interrupted = stopped;
   res.budget_spent_s = spent();

@@ -23,7 +23,7 @@ std::vector<Record> gather_finalists(TuneSession& s) {
   TuneResult& res = s.res;
   std::vector<Record> all = s.log.records;
   all.insert(all.end(), s.run_records.begin(), s.run_records.end());
-  std::vector<Record> top = top_records(all, size_t(std::max(1, s.opt.top)));
+  std::vector<Record> top = top_records(all, size_t(s.no_finalists ? 1 : std::max(1, s.opt.top)));
   std::vector<Config> to_build;
   std::vector<std::string> names;
   std::vector<size_t> which;

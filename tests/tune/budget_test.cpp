@@ -34,11 +34,11 @@ BudgetLayer opened_layer(int64_t trials, double first_s, double gain, double spt
 // batch's trials extend the layer's curve at its own gain, time passes by the
 // estimate. Returns the trials each layer got; *spent_s the time the batches took.
 std::vector<int64_t> simulate(std::vector<BudgetLayer> ls, const std::vector<double>& gain, double budget_s,
-                              double* spent_s = nullptr) {
+                              double* spent_s = nullptr, const BudgetRule& rule = {}) {
   std::vector<int64_t> got(ls.size(), 0);
   double spent = 0;
   for (int guard = 0; guard < 10000; ++guard) {
-    const BudgetBatch b = next_batch(ls, budget_s - spent, 4);
+    const BudgetBatch b = next_batch(ls, budget_s - spent, 4, rule);
     if (b.layer < 0) break;
     BudgetLayer& l = ls[size_t(b.layer)];
     for (int64_t i = 0; i < b.trials; ++i) {
@@ -131,6 +131,38 @@ TEST(BudgetRule, TheBudgetIsNeverExceededByMoreThanOneCandidate) {
   one[0].closing_s = 1;
   EXPECT_EQ(next_batch(one, 8, 4).trials, 2);  // (8 - 1) / 3
   EXPECT_EQ(next_batch(one, 3.9, 4).layer, -1);
+}
+
+// The reserve keeps every layer's light closing (the winner checked and
+// written) and, for finalists beyond it, at most rule.finalists_s.
+TEST(BudgetRule, TheReserveKeepsAShareForFinalists) {
+  std::vector<BudgetLayer> ls(23, opened_layer(4, 1e-3, 0.01, 1.3));
+  for (BudgetLayer& l : ls) l.closing_s = 20, l.light_closing_s = 2;
+  EXPECT_DOUBLE_EQ(budget_reserve(ls), 23 * 20.0);
+  BudgetRule rule;
+  rule.finalists_s = 120;
+  EXPECT_DOUBLE_EQ(budget_reserve(ls, rule), 23 * 2.0 + 120);
+  rule.finalists_s = 1000;  // more than all finalists take
+  EXPECT_DOUBLE_EQ(budget_reserve(ls, rule), 23 * 20.0);
+}
+
+// Eleven layers, three minutes, closings of 16 s each (11 x 16 s is nearly
+// the whole budget): with a fifth of the budget for finalists every layer
+// still gets its opening batch and more, and the batches leave the reserve.
+// (Reserving every layer's finalists in full, the first candidate's closing
+// estimate left no room for the ten other openings.)
+TEST(BudgetRule, AShortBudgetStillOpensEveryLayer) {
+  std::vector<BudgetLayer> ls{opened_layer(1, 1e-3, 0.02, 1.3)};
+  ls[0].closing_s = 16, ls[0].light_closing_s = 2;
+  ls.resize(11);
+  BudgetRule rule;
+  rule.finalists_s = 0.2 * 180;
+  double spent = 0;
+  const std::vector<int64_t> got = simulate(ls, std::vector<double>(11, 0.02), 180 - 29, &spent, rule);
+  for (size_t i = 1; i < got.size(); ++i) EXPECT_GE(got[i], 4) << "layer " << i;
+  EXPECT_LE(spent + 11 * 2.0 + rule.finalists_s, 180 - 29 + 1.3);
+  // Without the share, the full reserve starves them.
+  EXPECT_EQ(simulate(ls, std::vector<double>(11, 0.02), 180 - 29)[1], 0);
 }
 
 TEST(BudgetDuration, TheFormsParse) {

@@ -27,6 +27,7 @@ struct BudgetLayer {
   bool opened = false;           // it has had its opening batch (its seconds per trial are known)
   double seconds_per_trial = 0;  // measured tuning time per candidate (0: unknown)
   double closing_s = 0;          // estimated time of its closing phase (0: unknown)
+  double light_closing_s = 0;    // the same without finalists: the winner checked and written (0: unknown)
   std::vector<double> best_curve;  // best seconds after each of its trials (0 before the first that ran)
 };
 
@@ -34,6 +35,11 @@ struct BudgetRule {
   double prior_gain = 0.05;  // optimistic relative gain per trial of a layer with no history
   double prior_trials = 8;   // how many trials of history outweigh that prior
   int64_t window = 16;       // the recent history the observed gain is taken over
+  // The most the reserve keeps for finalists beyond every layer's light
+  // closing (0: all of them). A budget run sets a share of the budget, so that
+  // the finalists of many layers cannot take the time of their searches; the
+  // closing phase then runs the finalists of the layers that fit.
+  double finalists_s = 0;
 };
 
 /// The next batch: layer -1 when none fits (or every layer is done).
@@ -55,9 +61,10 @@ double expected_gain(const BudgetLayer& l, const BudgetRule& rule = {});
 /// no best yet counts at `fallback_best_s` (the slowest layer's best).
 double budget_score(const BudgetLayer& l, double fallback_best_s, const BudgetRule& rule = {});
 
-/// The time kept for the closing phase: every layer's closing_s, the mean
-/// of the known ones for a layer not measured yet.
-double budget_reserve(const std::vector<BudgetLayer>& layers);
+/// The time kept for the closing phase: every layer's light_closing_s, plus
+/// what their finalists add (closing_s beyond it), at most rule.finalists_s
+/// when that is set; the mean of the known ones for a layer not measured yet.
+double budget_reserve(const std::vector<BudgetLayer>& layers, const BudgetRule& rule = {});
 
 /// The next batch of at most `batch` candidates with `left_s` seconds of the
 /// budget left: the first layer without its opening batch (one candidate

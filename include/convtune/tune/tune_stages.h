@@ -60,6 +60,7 @@ struct TuneSession {
   std::deque<Config> starts;          // --start-from's and the neighbours' configurations, measured first
   std::map<std::string, SeedOrigin> seed_origins;  // by config text: where each of starts came from
   bool transfer_done = false;         // tune_seed_transfer ran
+  bool no_finalists = false;          // a budget's closing phase had no room: the best alone is checked
 
   // tune_start_runner.
   std::optional<WorkDir> wd;
