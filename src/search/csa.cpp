@@ -196,17 +196,7 @@ int streaming_choice(const Space& space) {
   return best;
 }
 
-// oneDNN's 1x1 brgconv blocks its registers as bd_block pixels x ld_block2
-// K vectors, the block that loads the fewest vectors per FMA, (bd + ld) /
-// (bd * ld), with bd*ld accumulators, ld weight vectors and a broadcast in
-// the register file (brgemm_utils.cpp). CSA's key takes the largest tile
-// instead: k2 x h13 on yolo9000-19, 15 loads per 26 FMAs, where k4 x h6 loads
-// 10 per 24. That k4 x h{6,5} pair over Flat(hw), the whole C in its reuse
-// loop, runs a few % ahead of the searches' winners on yolo9000-9/-19 and
-// resnet18-3. Only on 1x1 layers, where it was measured. A
-// pair counts its larger part's registers and its mean pixels per call; ties
-// go to the larger c step, then a single microkernel. The choice, or -1.
-// The register block of brgemm_choice among the choices `in` admits, with
+// The register block of brgemm_choice (below) among the choices `in` admits, with
 // the most threads first (a Wino(2,b,t) view over one that runs alone), then
 // a blocked Winograd view (Wino(2,b): a block's transformed tiles stay in
 // cache, config.h) over the unblocked one.
@@ -229,6 +219,16 @@ int register_block_choice(const Space& space, int registers, F in) {
   return best;
 }
 
+// oneDNN's 1x1 brgconv blocks its registers as bd_block pixels x ld_block2
+// K vectors, the block that loads the fewest vectors per FMA, (bd + ld) /
+// (bd * ld), with bd*ld accumulators, ld weight vectors and a broadcast in
+// the register file (brgemm_utils.cpp). CSA's key takes the largest tile
+// instead: k2 x h13 on yolo9000-19, 15 loads per 26 FMAs, where k4 x h6 loads
+// 10 per 24. That k4 x h{6,5} pair over Flat(hw), the whole C in its reuse
+// loop, runs a few % ahead of the searches' winners on yolo9000-9/-19 and
+// resnet18-3. Only on 1x1 layers, where it was measured. A
+// pair counts its larger part's registers and its mean pixels per call; ties
+// go to the larger c step, then a single microkernel. The choice, or -1.
 int brgemm_choice(const Space& space, int registers) {
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   if (sh.R != 1 || sh.S != 1) return -1;

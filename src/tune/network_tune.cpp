@@ -155,12 +155,11 @@ std::vector<double> best_curve_of(const TuneSession& s) {
 // 20 s each, three quarters of 10 minutes).
 constexpr double kFinalistsShare = 0.2;
 
-// The closing phase's time: the finalists' re-measure rounds, the duel, the
-// check at every output element and the peak re-checked, each about one
-// measured run of this layer; the duel also compiles, as a candidate does.
-// The duel builds every finalist, as the search builds a candidate, and
-// takes `duel_rounds` samples of each, of at least a fifth of
-// --min-repeat-ms (tune_deliver.cpp).
+// The closing phase's time, with or without finalists: their re-measure
+// rounds, each about one measured run of this layer; the duel, which builds
+// every finalist as the search builds a candidate and takes `duel_rounds`
+// samples of each, of at least a fifth of --min-repeat-ms (tune_deliver.cpp);
+// the peak re-checked; the winner checked at every output element.
 double closing_estimate(const BudgetedLayer& l, bool finalists) {
   const TuneOptions& o = l.s->opt;
   if (l.run_trials == 0) return 0;
@@ -169,8 +168,7 @@ double closing_estimate(const BudgetedLayer& l, bool finalists) {
   double s = (2 + double(top) * o.top_rounds) * run_s + 2 * peak_min_ms(o.min_repeat_ms) * 1e-3;
   if (top && o.duel_rounds > 0)
     s += top * l.rule.seconds_per_trial + o.duel_rounds * top * std::max(o.min_repeat_ms / 5 * 1e-3, run_s / (o.repeat + 1));
-  // The winner checked at every output element: about one candidate's time.
-  return s + l.rule.seconds_per_trial;
+  return s + l.rule.seconds_per_trial;  // the full check: about one candidate's time
 }
 
 void refresh(BudgetedLayer& l) {
