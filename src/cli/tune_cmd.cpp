@@ -59,7 +59,7 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--budget", a->budget,
                   "tune every layer of the selection within this time (90s, 10m, 1h30m or seconds): batches go to "
                   "the layers expected to gain the most per second; --trials then caps each layer (docs/budget.md)");
-  sub->add_option("--seed", o.seed, "random seed: the same seed proposes the same candidates")->capture_default_str()
+  sub->add_option("--seed", o.seed, "random seed: with --search random the same seed proposes the same candidates")->capture_default_str()
       ->check(seed_check());
   add_measure_options(sub, o);
   sub->add_option("--top", o.top, "finalists re-measured at the end in fresh processes, interleaved (0 or 1: none)")
