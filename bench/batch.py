@@ -3,10 +3,13 @@
 against oneDNN and im2col+OpenBLAS (convtune bench), and writes a CSV and a
 Markdown table like 000 Fig. 9: per layer convtune best-of-20, best-of-N,
 oneDNN and im2col+BLAS as % of peak and as time, FLOP-weighted averages and
-the geometric mean of convtune/oneDNN.
+the geometric mean of convtune/oneDNN; beside them each one's GB/s (the layer's
+tensors over its time) and the STREAM triad's over arrays of the same size,
+for layers bound by memory traffic (depthwise).
 
 usage: bench/batch.py --network resnet18[,yolo9000] [--trials 100] [--resume]
        bench/batch.py --shapes "K=32,C=16,H=8,R=3;K=16,C=8,H=6,R=1" --name tiny
+       bench/batch.py --onnx mobilenet_v2.onnx --kind depthwise --name mobilenet_v2-dw --trials 30
 Outputs (under --out, default bench/results): tune/<layer>/log.jsonl,
 bench/<layer>.json, <name>.csv, <name>.md. --resume continues the logs (a
 complete one, with its trials and finalists, is not tuned again) and keeps
@@ -33,7 +36,8 @@ COLUMNS = ["network", "layer", "shape", "K", "C", "H", "W", "R", "S", "stride", 
            "onednn_pct", "onednn_ms", "onednn_impl", "blas_pct", "blas_ms", "blas_impl", "convtune_real_pct",
            "onednn_real_pct", "ratio_convtune_onednn", "ratio_wall", "convtune_wall_ms", "onednn_wall_ms",
            "xnnpack_pct", "xnnpack_ms", "xnnpack_impl", "libxsmm_pct", "libxsmm_ms", "libxsmm_impl", "peak_gflops",
-           "cpu", "machine", "date", "config", "processes", "ratio_min", "ratio_max", "ratio_of_medians"]
+           "cpu", "machine", "date", "config", "processes", "ratio_min", "ratio_max", "ratio_of_medians",
+           "window", "groups", "mbytes", "convtune_gbs", "onednn_gbs", "xnnpack_gbs", "triad_gbs"]
 
 
 fail = benchlib.make_fail("batch")
@@ -57,6 +61,11 @@ def layers_of(a):
     if a.shapes:
         return [(a.name, f"{a.name}-{i}", ["--shape", s.strip()])
                 for i, s in enumerate(x for x in a.shapes.split(";") if x.strip())]
+    if a.onnx:
+        # layers --list: "id TAB shape", the model's distinct Conv shapes, most FLOPs first.
+        rows = [line.split("\t") for line in run([a.convtune, "layers", "--onnx", a.onnx, "--list"]).splitlines()]
+        return [(a.name, f"{a.name}-{i}", ["--shape", shape])
+                for i, (_, shape) in enumerate(r for r in rows if len(r) == 2 and of_kind(r[1], a.kind))]
     out = []
     for net in a.network.split(","):
         for line in run([a.convtune, "layers", "--network", net]).splitlines()[1:]:
@@ -66,6 +75,38 @@ def layers_of(a):
 
 def shape_fields(text):
     return {k: int(v) for k, v in (f.split("=") for f in text.split(","))}
+
+
+KINDS = ("all", "depthwise", "grouped", "dilated", "1xn")
+
+
+def of_kind(shape, kind):
+    """Whether a shape string is of --kind: depthwise (groups = C), grouped (other groups > 1), dilated, or
+    1xn (R != S)."""
+    f = shape_fields(shape)
+    groups, c = f.get("groups", 1), f["C"]
+    r, s_ = f.get("R", 1), f.get("S", f.get("R", 1))
+    dilated = max(f.get("dilation", 1), f.get("dilation_h", 1), f.get("dilation_w", 1)) > 1
+    return {"all": True, "depthwise": groups > 1 and groups == c, "grouped": 1 < groups < c, "dilated": dilated,
+            "1xn": r != s_}[kind]
+
+
+def window(f):
+    """'3x3 s2 p1' and, where they apply, per-axis strides and pads, dilation and groups, from shape_fields."""
+    def axes(name):
+        if name in f:
+            return str(f[name])
+        h, w = f.get(name + "_h"), f.get(name + "_w")
+        if h is not None or w is not None:
+            return f"{h},{w}"
+        sides = [f.get(name + "_" + x) for x in "tlbr"]
+        return ",".join(map(str, sides)) if any(x is not None for x in sides) else "?"
+    text = f"{f['R']}x{f['S']} s{axes('stride')} p{axes('pad')}"
+    if any(k.startswith("dilation") for k in f):
+        text += f" d{axes('dilation')}"
+    if f.get("groups", 1) > 1:
+        text += f" g{f['groups']}"
+    return text
 
 
 def tune_dir(a, name):
@@ -102,9 +143,18 @@ def row_for(a, net, name, sel, trials):
     r = dict(network=net, layer=name, shape=b["shape"], mflop=b["flops"] * 1e-6, real_frac=b["real_flops"] / b["flops"],
              trials=len(recs), failed=sum(x["status"] != "ok" for x in recs), peak_gflops=b["peak_gflops"],
              cpu=b["cpu"], machine=b["machine"], date=b["date"][:10], config=b["config"])
-    r.update({k: v for k, v in shape_fields(b["shape"]).items() if k != "N"})
+    fields = shape_fields(b["shape"])
+    r.update({k: v for k, v in fields.items() if k != "N"})
+    r["window"], r["groups"] = window(fields), fields.get("groups", 1)
+    r.setdefault("stride", fields.get("stride_h"))
+    r.setdefault("pad", fields.get("pad_h", fields.get("pad_t")))
     r["best20_pct"], r["best20_ms"] = best_of(recs, 20)
     r["bestN_log_pct"], r["bestN_log_ms"] = best_of(recs, len(recs))
+    # Memory traffic: the layer's tensors once each (bench's "bytes") over each time; the STREAM triad over
+    # arrays of the same size, timed in the same rounds, is the bandwidth at this working set.
+    r["mbytes"] = b.get("bytes", float("nan")) * 1e-6
+    for key in ("convtune", "onednn", "xnnpack", "triad"):
+        r[key + "_gbs"] = (b.get(key) or {}).get("gbs", float("nan"))
     for key, col in (("convtune", "convtune"), ("onednn", "onednn"), ("im2col_blas", "blas"), ("xnnpack", "xnnpack"),
                      ("libxsmm", "libxsmm")):
         e = b.get(key) or {}
@@ -162,18 +212,22 @@ def markdown(rows, trials):
                    "the median of the processes' own ratios, their range in brackets; medians' ratio: oneDNN's "
                    "median time over convtune's)." if rs[0].get("processes", 1) > 1 else ".")
                 , "",
-                f"| layer | K,C,H,R,s,p | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
+                f"| layer | K,C,H window | MFLOP | real MAC frac | trials | convtune best of 20 | convtune best of N "
                 f"(N={trials}) | oneDNN | im2col+BLAS | XNNPACK | LIBXSMM | convtune real-MAC % | oneDNN real-MAC % | convtune/oneDNN "
-                "| medians' ratio | wall-clock convtune/oneDNN | oneDNN impl | BLAS core |",
-                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| medians' ratio | wall-clock convtune/oneDNN | MB | GB/s convtune / oneDNN / XNNPACK / triad "
+                "| convtune % of triad | oneDNN impl | BLAS core |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
-            out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']},{r['R']},{r['stride']},{r['pad']} | "
+            out.append(f"| {r['layer']} | {r['K']},{r['C']},{r['H']} {r['window']} | "
                        f"{fmt_small(r['mflop'])} | {r['real_frac']:.3f} | {r['trials']} | "
                        + " | ".join(f"{fmt(r[c + '_pct'])} / {fmt_small(r[c + '_ms'])}"
                                     for c in ("best20", "convtune", "onednn", "blas", "xnnpack", "libxsmm"))
                        + f" | {fmt(r['convtune_real_pct'])} | {fmt(r['onednn_real_pct'])}"
                        + f" | {fmt(r['ratio_convtune_onednn'], '.2f')}{spread(r)} | {fmt(r['ratio_of_medians'], '.2f')}"
                        + f" | {fmt(r['ratio_wall'], '.2f')}"
+                       + f" | {fmt_small(r['mbytes'])} | "
+                       + " / ".join(fmt(r[c + "_gbs"]) for c in ("convtune", "onednn", "xnnpack", "triad"))
+                       + f" | {fmt(100 * r['convtune_gbs'] / r['triad_gbs'], '.0f')}"
                        + f" | {r['onednn_impl']} | {r['blas_impl']} |")
         tot = sum(r["mflop"] for r in rs)
 
@@ -194,16 +248,20 @@ def markdown(rows, trials):
                 f"**{fmt(wavg('convtune_real'))}** | **{fmt(wavg('onednn_real'))}** | "
                 f"geomean **{fmt(geomean('ratio_convtune_onednn'), '.2f')}** | "
                 f"geomean {fmt(geomean('ratio_of_medians'), '.2f')} | "
-                f"geomean {fmt(geomean('ratio_wall'), '.2f')} | | |", ""]
+                f"geomean {fmt(geomean('ratio_wall'), '.2f')} | | | | | |", ""]
     return "\n".join(out) + "\n"
 
 
 def add_layer_args(ap):
-    """--network | --shapes (+ --name): the layers layers_of() returns (scaling.py shares them)."""
+    """--network | --shapes | --onnx (+ --name, --kind): the layers layers_of() returns (scaling.py shares them)."""
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--network", help="zoo networks, comma-separated: resnet18,yolo9000")
     what.add_argument("--shapes", help="a custom network: shapes separated by ';'")
-    ap.add_argument("--name", default="custom", help="network name for --shapes (default: custom)")
+    what.add_argument("--onnx", help="an ONNX model: its distinct Conv shapes (convtune layers --onnx), most FLOPs first")
+    ap.add_argument("--name", default="custom", help="network name for --shapes or --onnx (default: custom)")
+    ap.add_argument("--kind", choices=KINDS, default="all",
+                    help="with --onnx, only these Conv shapes: depthwise (groups = C), grouped (1 < groups < C), "
+                         "dilated, 1xn (R != S)")
 
 
 def main():
@@ -247,10 +305,10 @@ def main():
         r = rows[-1]
         print(f"batch: {name}: convtune {fmt(r['convtune_pct'])}%  oneDNN {fmt(r['onednn_pct'])}%  "
               f"im2col+BLAS {fmt(r['blas_pct'])}% of peak", file=sys.stderr)
-    stem = os.path.join(a.out, a.name if a.shapes else a.network.replace(",", "-"))
+    stem = os.path.join(a.out, a.name if a.shapes or a.onnx else a.network.replace(",", "-"))
     os.makedirs(a.out, exist_ok=True)
     with open(stem + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")  # per-axis fields are in "shape"
         w.writeheader()
         for r in rows:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})

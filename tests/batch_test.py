@@ -92,10 +92,17 @@ def main():
                     ms = b[impl]["wall_seconds"] * 1e3
                     check(abs(float(r[impl + "_wall_ms"]) - ms) <= 1e-5 * ms, f"{r['layer']}: {impl}_wall_ms")
         check(rows[0]["K"] == "32" and rows[1]["R"] == "1", "shape columns")
+        # Memory: the layer's tensors (fp32, once each) over convtune's time, and the triad's bandwidth.
+        mb = 4 * (16 * 8 * 8 + 32 * 16 * 9 + 32 * 8 * 8) * 1e-6
+        check(abs(float(rows[0]["mbytes"]) - mb) <= 1e-5 * mb, f"mbytes {rows[0]['mbytes']}, want {mb}")
+        for r in rows:
+            gbs = float(r["mbytes"]) * 1e-3 / (float(r["convtune_ms"]) * 1e-3)
+            check(abs(float(r["convtune_gbs"]) - gbs) <= 1e-4 * gbs, f"{r['layer']}: convtune_gbs {r['convtune_gbs']}")
+            check(float(r["triad_gbs"]) > 0, f"{r['layer']}: triad_gbs {r['triad_gbs']}")
         check(float(rows[0]["real_frac"]) < 1 and float(rows[1]["real_frac"]) == 1, "real MAC fraction")
         with open(os.path.join(out, "tiny.md")) as f:
             md = f.read()
-        for text in ("### tiny", "| tiny-0 | 32,16,8,3,1,1 |", "| tiny-1 | 16,8,6,1,1,0 |", "FLOP-weighted average",
+        for text in ("### tiny", "| tiny-0 | 32,16,8 3x3 s1 p1 |", "| tiny-1 | 16,8,6 1x1 s1 p0 |", "FLOP-weighted average",
                      "geomean", "convtune best of N (N=3)", "wall-clock convtune/oneDNN"):
             check(text in md, f"Markdown lacks {text!r}:\n{md}")
         # --bench-only: the same kernels benched again, with no trial and no

@@ -36,6 +36,7 @@
 #include "convtune/tune/log_machine.h"
 #include "convtune/bench/interleaved.h"
 #include "pinned.h"
+#include "triad.h"
 #include "report_text.h"
 
 namespace convtune {
@@ -196,6 +197,9 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (xnnpack) xn.impl = xnnpack->impl();
   if (onednn) dn.impl = onednn->impl();
   if (blas) bl.impl = blas->impl();
+  Triad triad(isa, t.shape.tensor_bytes(), t.threads, wd.path());
+  BenchEntry tr{"STREAM triad", fmt::format("a = b + s*c over {:.2f} MB (the layer's tensors), {} thread{}",
+                                            triad.bytes() * 1e-6, t.threads, t.threads > 1 ? "s" : "")};
 
   // Agreement first: every implementation against the reference points.
   conv();
@@ -232,12 +236,13 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (blas) impls.push_back({&bl, [&] { blas->run(); }});
   if (xnnpack) impls.push_back({&xn, [&] { xnnpack->run(); }});
   if (libxsmm) impls.push_back({&lx, [&] { libxsmm->run(); }});
+  impls.push_back({&tr, triad.call(), false});
   std::string names;
   for (const TimedCall& x : impls) names += (names.empty() ? "" : ", ") + x.entry->name;
   bench_note(t.quiet, fmt::format("bench {}: timing {} in {} interleaved rounds on CPU{} {}", res.layer, names,
                                   t.repeat, res.cpus.size() > 1 ? "s" : "", cpu_list(res.cpus)));
   time_interleaved(impls, t.min_repeat_ms, t.repeat, *probe, t.shape.real_flops(), t.threads);
-  res.entries = {ct, dn, bl, xn, lx};
+  res.entries = {ct, dn, bl, xn, lx, tr};
   return res;
 }
 

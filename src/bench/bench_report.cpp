@@ -9,6 +9,7 @@
 #include "convtune/core/machine.h"
 #include "convtune/execution/measure.h"
 #include "report_text.h"
+#include "triad.h"
 
 namespace convtune {
 
@@ -44,20 +45,29 @@ std::string bench_summary(const BenchResult& r) {
                    nominal * 1e-6, real * 1e-6, 100 * real / nominal);
   o += "times: at the peak's speed: each measurement scaled by the speed of the peak loop timed beside it (the "
        "clock probe; wall-clock times in --json)\n";
-  o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11}  {}\n", "implementation", "time ms", "GFLOP/s", "% peak",
-                   "real GFLOP/s", "real % peak", "what ran");
+  const double bytes = r.shape.tensor_bytes();
+  o += fmt::format("memory: {:.2f} MB of tensors (input, weights, output once each); GB/s below is that over the "
+                   "time, the STREAM triad's its own 3 arrays of the same size over its time\n",
+                   bytes * 1e-6);
+  o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11} {:>7}  {}\n", "implementation", "time ms", "GFLOP/s",
+                   "% peak", "real GFLOP/s", "real % peak", "GB/s", "what ran");
   for (const auto& e : r.entries) {
     if (!e.ran()) {
-      o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11}  missing: {}\n", e.name, "-", "-", "-", "-", "-",
-                       e.missing);
+      o += fmt::format("{:<16} {:>9} {:>9} {:>7}  {:>12} {:>11} {:>7}  missing: {}\n", e.name, "-", "-", "-", "-", "-",
+                       "-", e.missing);
+      continue;
+    }
+    if (e.name == "STREAM triad") {
+      o += fmt::format("{:<16} {:>9.3f} {:>9} {:>7}  {:>12} {:>11} {:>7.1f}  {}\n", e.name, e.seconds * 1e3, "-", "-",
+                       "-", "-", triad_bytes(r.shape.tensor_bytes()) / e.seconds * 1e-9, e.impl);
       continue;
     }
     const double g = nominal / e.seconds * 1e-9, rg = real / e.seconds * 1e-9;
     std::string what = e.name != "convtune" ? e.impl
                        : r.config_given     ? std::string("given with --config")
                                             : fmt::format("best of {} in the log", r.trials);
-    o += fmt::format("{:<16} {:>9.3f} {:>9.1f} {:>7.1f}  {:>12.1f} {:>11.1f}  {}\n", e.name, e.seconds * 1e3, g,
-                     100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, what);
+    o += fmt::format("{:<16} {:>9.3f} {:>9.1f} {:>7.1f}  {:>12.1f} {:>11.1f} {:>7.1f}  {}\n", e.name, e.seconds * 1e3,
+                     g, 100 * g / r.peak_gflops, rg, 100 * rg / r.peak_gflops, bytes / e.seconds * 1e-9, what);
   }
   if (double q = bench_ratio(r))
     o += fmt::format("convtune/oneDNN: {:.2f} (oneDNN's time over convtune's{})\n", q,
@@ -84,6 +94,7 @@ std::string bench_json(const BenchResult& r) {
   j["date"] = r.date;
   j["flops"] = r.shape.flops();
   j["real_flops"] = r.shape.real_flops();
+  j["bytes"] = r.shape.tensor_bytes();
   j["log"] = r.log_path;
   j["trials"] = r.trials;
   j["config"] = r.best.config;
@@ -101,6 +112,10 @@ std::string bench_json(const BenchResult& r) {
            {"percent_peak", 100 * g / r.peak_gflops},
            {"real_gflops", rg},       {"real_percent_peak", 100 * rg / r.peak_gflops},
            {"max_error", e.max_error}};
+      // GB/s: the layer's tensors over this time; the triad's own arrays over its time.
+      x["gbs"] = (e.name == "STREAM triad" ? triad_bytes(r.shape.tensor_bytes()) : r.shape.tensor_bytes()) / e.seconds * 1e-9;
+      if (e.name == "STREAM triad")
+        for (const char* k : {"gflops", "percent_peak", "real_gflops", "real_percent_peak"}) x.erase(k);
     }
     j[bench_json_key(e.name)] = x;
   }

@@ -22,7 +22,7 @@ void time_interleaved(const std::vector<TimedCall>& impls, double min_ms, int ro
       const Timing tm = time_calls(impls[i].call, one);
       wall[i].push_back(tm.median_s);
       const double scaled = probe.at_reference(tm, &impls[i].entry->probe_gflops).at(0);
-      impls[i].entry->samples.push_back(trusted_seconds(scaled, tm.median_s, real_flops, bound_gflops));
+      impls[i].entry->samples.push_back(trusted_seconds(scaled, tm.median_s, impls[i].computes ? real_flops : 0.0, bound_gflops));
     }
   for (size_t i = 0; i < impls.size(); ++i) {
     impls[i].entry->wall_seconds = median(wall[i]);

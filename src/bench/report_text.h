@@ -21,7 +21,8 @@ inline constexpr BenchImpl kBenchImpls[] = {{"convtune", "convtune"},
                                             {"oneDNN", "onednn"},
                                             {"im2col+OpenBLAS", "im2col_blas"},
                                             {"XNNPACK", "xnnpack"},
-                                            {"LIBXSMM", "libxsmm"}};
+                                            {"LIBXSMM", "libxsmm"},
+                                            {"STREAM triad", "triad"}};  // bench's bandwidth yardstick (triad.h)
 
 // The JSON key of an implementation's display name ("oneDNN" -> "onednn").
 inline std::string bench_json_key(const std::string& name) {

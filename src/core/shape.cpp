@@ -221,6 +221,12 @@ double Shape::real_flops() const {
   return 2.0 * double(N) * double(K) * double(Cg()) * rows * cols;
 }
 
+double Shape::tensor_bytes() const {
+  const double in = double(N) * double(C) * double(H) * double(W), wei = double(K) * double(Cg()) * double(R) * double(S),
+               out = double(N) * double(K) * double(Ho()) * double(Wo());
+  return 4.0 * (in + wei + out);
+}
+
 std::string Shape::to_string() const {
   std::string t = fmt::format("N={},K={},C={},H={},W={},R={},S={},", N, K, C, H, W, R, S);
   t += stride_h == stride_w ? fmt::format("stride={}", stride_h)

@@ -453,6 +453,14 @@ TEST(Bench, JsonReportsAllThreeAndTheRealWork) {
     EXPECT_NEAR(j["ratio_convtune_onednn"].get<double>(),
                 j["convtune"]["gflops"].get<double>() / j["onednn"]["gflops"].get<double>(), 1e-9);
   }
+  // Memory traffic: the tensors once each over each time, and the triad yardstick, which does no FLOPs.
+  const double bytes = 4.0 * (16 * 8 * 8 + 32 * 16 * 9 + 32 * 8 * 8);
+  EXPECT_EQ(j["bytes"].get<double>(), bytes);
+  EXPECT_NEAR(j["convtune"]["gbs"].get<double>(), bytes / j["convtune"]["seconds"].get<double>() * 1e-9, 1e-9);
+  ASSERT_TRUE(j.contains("triad")) << r.out;
+  EXPECT_GT(j["triad"]["gbs"].get<double>(), 0);
+  EXPECT_GT(j["triad"]["seconds"].get<double>(), 0);
+  EXPECT_FALSE(j["triad"].contains("gflops"));
 }
 
 // Issue 12: `bench --threads 1,2` tunes and runs once per count in one

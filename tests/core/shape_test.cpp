@@ -54,6 +54,16 @@ TEST(Shape, RealFlopsOfStridedLayer) {
   EXPECT_EQ(s.flops(), 2.0 * 64 * 3 * 49 * 112 * 112);
 }
 
+// The bytes a bench's GB/s divides by: each tensor once, weights of one group's channels.
+TEST(Shape, TensorBytesCountEachTensorOnce) {
+  Shape dw = parse_shape("K=96,C=96,H=112,R=3,stride=2,groups=96");  // mobilenet_v2's, 56x56 out
+  EXPECT_EQ(dw.tensor_bytes(), 4.0 * (96 * 112 * 112 + 96 * 1 * 9 + 96 * 56 * 56));
+  Shape grouped = parse_shape("K=128,C=128,H=56,R=3,groups=32");
+  EXPECT_EQ(grouped.tensor_bytes(), 4.0 * (128 * 56 * 56 + 128 * 4 * 9 + 128 * 56 * 56));
+  Shape batch = parse_shape("N=2,K=8,C=4,H=5,W=7,R=1,S=3,pad_h=0,pad_w=1");
+  EXPECT_EQ(batch.tensor_bytes(), 4.0 * (2 * 4 * 5 * 7 + 8 * 4 * 3 + 2 * 8 * 5 * 7));
+}
+
 TEST(Shape, RealFlopsMatchBruteForceOnEveryZooLayer) {
   for (const Network& net : zoo())
     for (const Shape& s : net.layers) {

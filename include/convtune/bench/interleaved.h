@@ -19,6 +19,7 @@ namespace convtune {
 struct TimedCall {
   BenchEntry* entry;
   std::function<void()> call;
+  bool computes = true;  // false: no multiply-adds (the triad yardstick), so no FLOP bound on its samples
 };
 
 /// The probe of both bench commands: one core's peak measured in its own

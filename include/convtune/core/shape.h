@@ -57,6 +57,9 @@ struct Shape {
   double flops() const;
   /// FLOPs of multiply-adds that do not touch zero padding.
   double real_flops() const;
+  /// Bytes a call must move at least: input, weights and output once each
+  /// (fp32). Depthwise layers are bound by this traffic, not by FMAs.
+  double tensor_bytes() const;
   /// "N=1,K=512,C=256,H=34,W=34,R=3,S=3,stride=1,pad=1" for a plain shape;
   /// otherwise per-axis strides and pads where they differ
   /// ("stride_h=2,stride_w=1", "pad_h=0,pad_w=3", "pad_t=0,pad_l=0,pad_b=1,pad_r=1"),
