@@ -196,6 +196,32 @@ int streaming_choice(const Space& space) {
   return best;
 }
 
+// A depthwise layer (ukernel.h dw) is bound by moving its tensors. On one
+// with many output pixels, 30-trial searches on MobileNet-v2 and
+// EfficientNet-B0 (bench/results/epyc-avx2-237b2e0-kinds-30) ended on 2D
+// blocks of 8 pixels (w2 x h4, w4 x h2) under the spatial tiles, the channel
+// vectors inside them; the largest tile that CSA's key picks, a 14-row
+// column, ran at two thirds of their speed there. On 14x14 and 7x7 outputs
+// the winners were those columns. The whole-filter block of at most 8
+// pixels, the squarest, the taller of two, for at least 28x28 outputs; or -1.
+int depthwise_choice(const Space& space) {
+  const Shape& sh = space.shape;
+  if (!sh.depthwise() || sh.Ho() * sh.Wo() < 28 * 28) return -1;
+  int best = -1;
+  std::tuple<int64_t, int64_t, int64_t> best_key;
+  for (size_t i = 0; i < space.choices.size(); ++i) {
+    const UkChoice& c = space.choices[i];
+    // A table without the family offers only the family's fallbacks (space.h), fine kernels all the same.
+    if (c.pair || c.uk.k != 1 || c.uk.r != sh.R || c.uk.s != sh.S || c.uk.w * c.uk.h > 8) continue;
+    const std::tuple<int64_t, int64_t, int64_t> key{c.uk.w * c.uk.h, std::min(c.uk.w, c.uk.h), c.uk.h};
+    if (best < 0 || key > best_key) {
+      best = int(i);
+      best_key = key;
+    }
+  }
+  return best;
+}
+
 // The register block of brgemm_choice (below) among the choices `in` admits, with
 // the most threads first (a Wino(2,b,t) view over one that runs alone), then
 // a blocked Winograd view (Wino(2,b): a block's transformed tiles stay in
@@ -342,6 +368,13 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     if (brgemm == os) brgemm = Config{};
   }
 
+  Config depthwise;
+  if (const int dc = depthwise_choice(space); dc >= 0) {
+    const UkChoice& dch = space.choices[size_t(dc)];
+    depthwise = output_stationary(space, dch, split(space, dch), l2);
+    if (depthwise == os) depthwise = Config{};
+  }
+
   Config winograd;
   if (const int wc = winograd_choice(space, opt.vector_registers); wc >= 0) {
     const UkChoice& wch = space.choices[size_t(wc)];
@@ -380,17 +413,20 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (!blocked.specs.empty()) info["c_blocked"] = to_string(blocked);
   if (!brgemm.specs.empty()) info["brgemm"] = to_string(brgemm);
   if (!winograd.specs.empty()) info["winograd"] = to_string(winograd);
+  if (!depthwise.specs.empty()) info["depthwise"] = to_string(depthwise);
   // The first plan measured is the one expected fastest, so that one trial
   // is already a sound kernel: brgemm, streaming and Winograd where they
   // apply (Winograd at stride 1, where its gain was measured; at stride 2
-  // it is one of the other plans), else output-stationary, which was ahead
-  // of CSA's own pick on the layers of bench/results/convergence.
+  // it is one of the other plans), the depthwise block, else
+  // output-stationary, which was ahead of CSA's own pick on the layers of
+  // bench/results/convergence.
   Config first = os;
   if (!brgemm.specs.empty()) first = brgemm;
   else if (!stream.specs.empty()) first = stream;
+  else if (!depthwise.specs.empty()) first = depthwise;
   else if (!winograd.specs.empty() && sh.stride_h == 1 && sh.stride_w == 1) first = winograd;
   info["first"] = to_string(first);
-  return {c, os, stream, blocked, brgemm, winograd, first, info};
+  return {c, os, stream, blocked, brgemm, winograd, depthwise, first, info};
 }
 
 namespace {

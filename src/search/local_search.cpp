@@ -89,7 +89,8 @@ void LocalSearch::start() {
   // microkernel was profiled fastest in), and the streaming plan and the
   // c-blocked plan (csa.cpp c_blocked: C in L1-sized blocks above the output
   // tiles, with Pf(w)), on 1x1 layers oneDNN's register block (csa.cpp
-  // brgemm_choice), the Winograd view, and CSA's own. A resumed log measures
+  // brgemm_choice), the Winograd view, the depthwise block (csa.cpp
+  // depthwise_choice), and CSA's own. A resumed log measures
   // the ones it lacks (a log written by a version without them). decide()
   // moves to the fastest, as to a neighbour.
   std::vector<Config> plans{csa_.first, csa_.output_stationary};
@@ -107,6 +108,7 @@ void LocalSearch::start() {
   plans.push_back(csa_.c_blocked);
   plans.push_back(csa_.brgemm);
   plans.push_back(csa_.winograd);
+  plans.push_back(csa_.depthwise);
   plans.push_back(csa_.config);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {

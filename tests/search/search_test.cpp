@@ -504,6 +504,40 @@ TEST(Strategies, DepthwiseShapesGetValidPlans) {
     }
 }
 
+// Depthwise layers with at least 28x28 outputs start on a 2D block of at
+// most 8 pixels (csa.cpp depthwise_choice), from a table with the family
+// (AVX2's) or from the family's fallbacks (a table without it); smaller
+// outputs and dense layers have no such plan.
+TEST(Csa, DepthwiseLayersOfManyPixelsStartOnATwoDimensionalBlock) {
+  const std::vector<std::pair<ClassTable, int64_t>> tables{
+      {shipped_table(), 16}, {read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json"), 8}};
+  for (const auto& [table, lanes] : tables)
+    for (int threads : {1, 2}) {
+      const Space sp = build_space(parse_shape("K=96,C=96,H=112,R=3,stride=2,groups=96"), table, lanes, threads);
+      SearchOptions o;
+      o.vector_registers = lanes == 16 ? 32 : 16;
+      const CsaPlan p = csa_plan(sp, o);
+      ASSERT_FALSE(p.depthwise.specs.empty()) << lanes;
+      const int i = choice_of(sp, p.depthwise);
+      ASSERT_GE(i, 0) << to_string(p.depthwise);
+      const UkSizes& u = sp.choices[size_t(i)].uk;
+      EXPECT_LE(u.w * u.h, 8) << to_string(p.depthwise);
+      EXPECT_GE(std::min(u.w, u.h), 2) << to_string(p.depthwise);
+      EXPECT_EQ(p.first, p.depthwise);
+      EXPECT_EQ(p.info["depthwise"], to_string(p.depthwise));
+      EXPECT_TRUE(CoordinateView(sp).from_config(p.depthwise));
+      auto s = make_strategy("hillclimb", sp, 1, o);
+      const std::vector<Config> b = s->propose(2);
+      ASSERT_EQ(b.size(), 2u);
+      EXPECT_EQ(b[0], p.depthwise);
+      EXPECT_EQ(b[1], p.output_stationary);
+      for (const char* text : {"K=384,C=384,H=14,R=3,groups=384", "K=96,C=96,H=112,R=3,stride=2"}) {
+        const CsaPlan q = csa_plan(build_space(parse_shape(text), table, lanes, threads), o);
+        EXPECT_TRUE(q.depthwise.specs.empty()) << text << ": " << to_string(q.depthwise);
+      }
+    }
+}
+
 TEST(Strategies, NamesAndOptions) {
   std::vector<std::string> names = strategy_names();
   for (const char* n : {"random", "droplet", "opevo", "hillclimb", "csa", "random-hillclimb"})
