@@ -10,6 +10,8 @@ A RUN is a directory with
   bench/<layer>.json     bench/batch.py's outputs (one `convtune bench --json` object per layer),
   or bench.jsonl         `convtune bench --json` objects, one per line
   tune/<layer>/          the log.jsonl (and finalists.json) each bench measured the kernel of
+or, for a whole model, library/<model>.json: one `convtune bench --library DIR --json` object
+(the exported library against oneDNN and XNNPACK, every Conv node in graph order).
 NETWORKS (resnet18, yolo9000; comma-separated) takes only those networks' layers from the run.
 Without RUN arguments: the runs in DEFAULT_RUNS. Each (network, thread count, layer) must come
 from one run. The machine is read from the runs themselves: the bench objects (machine, CPUs,
@@ -31,10 +33,23 @@ import trim_logs  # noqa: E402  (the delivered record, as convtune bench and exp
 
 DEFAULT_RUNS = ["bench/results/zen5-2041daf-paired-200-p5",
                 "bench/results/zen5-734884c-resnet18-t2-30-p3",
-                "bench/results/zen5-510a50f-yolo9000-t2-30-p3"]
+                "bench/results/zen5-510a50f-yolo9000-t2-30-p3",
+                "bench/results/epyc-avx2-237b2e0-kinds-30",
+                "bench/results/epyc-avx2-237b2e0-models-t2"]
 ZOO = {"resnet18": ["resnet18-%d" % i for i in range(1, 13)],
        "yolo9000": ["yolo9000-%d" % i for i in (0, 2, 4, 5, 8, 9, 12, 13, 18, 19, 23)]}
-TITLE = {"resnet18": "ResNet-18", "yolo9000": "Yolo-9000"}
+TITLE = {"resnet18": "ResNet-18", "yolo9000": "Yolo-9000",
+         # bench/batch.py --onnx MODEL --kind K --name MODEL-K: one kind of a model's Conv shapes.
+         "mobilenet_v2-dw": "MobileNet-v2, depthwise", "efficientnet_b0-dw": "EfficientNet-B0, depthwise",
+         "resnext50-grouped": "ResNeXt-50 32x4d, grouped", "deeplabv3-dilated": "DeepLabv3-ResNet-50, dilated",
+         "inception_v3-1xn": "Inception-v3, 1xN and Nx1"}
+# What a section's figures need beside them.
+NOTES = {"deeplabv3-dilated": "At dilation 12, 24 and 36 on a 28x28 input most taps of the 3x3 window fall on the "
+                              "padding (at 36 all but the centre). convtune's border variants do no multiply-add "
+                              "there; the ratios far above 1 on those layers come from that. The % of peak counts "
+                              "the nominal FLOPs, padding taps included, so it passes 100."}
+# Sections whose layers are bound by memory traffic: their table has GB/s beside the ratios.
+MEMORY_BOUND = {"mobilenet_v2-dw", "efficientnet_b0-dw"}
 SLOW_PERCENT = 10  # a library this far below the peak on a layer is named under its table
 BASELINES = [("xnnpack", "XNNPACK"), ("libxsmm", "LIBXSMM"), ("im2col_blas", "im2col+BLAS")]
 
@@ -54,7 +69,14 @@ def read_json(path):
 def bench_objects(run):
     files = sorted(glob.glob(os.path.join(run, "bench", "*.json")))
     if files:
-        return [read_json(p) for p in files]
+        # bench/batch.py names a layer given by its shape (--shapes, --onnx) after the run, as its tune/<name>/,
+        # while the bench object names it by the shape: the file's name is the layer's.
+        out = []
+        for p in files:
+            b = read_json(p)
+            b["layer"] = os.path.splitext(os.path.basename(p))[0]
+            out.append(b)
+        return out
     path = os.path.join(run, "bench.jsonl")
     if not os.path.exists(path):
         fail(f"{run}: neither bench/<layer>.json nor bench.jsonl")
@@ -78,8 +100,12 @@ def delivered_record(run, b):
 
 
 def shape_of(text):
+    """'K,C,H,R,s' of a plain shape; per-axis strides and pads, dilation and groups after it."""
     f = {k: int(v) for k, v in (x.split("=") for x in text.split(","))}
-    return f"{f['K']},{f['C']},{f['H']},{f['R']},{f['stride']}"
+    if "stride" in f and "pad" in f and f["R"] == f["S"] and set(f) <= {"N", "K", "C", "H", "W", "R", "S", "stride", "pad"}:
+        return f"{f['K']},{f['C']},{f['H']},{f['R']},{f['stride']}"
+    extra = [f"{k}={v}" for k, v in f.items() if k not in ("N", "K", "C", "H", "W", "R")]
+    return f"{f['K']},{f['C']},{f['H']},{f['R']} " + " ".join(extra)
 
 
 def row(run, b):
@@ -93,7 +119,8 @@ def row(run, b):
          "ct_pct": b["convtune"]["percent_peak"], "dn_pct": (b.get("onednn") or {}).get("percent_peak"),
          "pct": {k: (b.get(k) or {}).get("percent_peak") for k, _ in BASELINES},
          "date": b["date"], "cpus": b.get("cpus") or [b.get("cpu")], "peak": b["peak_gflops"],
-         "bench_machine": b.get("machine", "?"), "missing": {}, "impl": {}}
+         "bench_machine": b.get("machine", "?"), "missing": {}, "impl": {},
+         "gbs": {k: (b.get(k) or {}).get("gbs") for k in ("convtune", "onednn", "xnnpack", "triad")}}
     m = rec.get("machine") or {}
     r["machine"] = (m.get("cpu_model", "?"), m.get("cores", "?"), ",".join(m.get("isa_flags", [])), m.get("key", "?"))
     r["isa"], r["table"] = rec.get("isa", "?"), rec.get("table", "?")
@@ -123,6 +150,50 @@ def span(values):
     return v[0] if len(v) == 1 else f"{v[0]} to {v[-1]}"
 
 
+def libraries(specs):
+    """[(run path, run.json, library/<model>.json objects)] of the runs that hold whole-model benches."""
+    out = []
+    for spec in specs:
+        path = spec.partition(":")[0]
+        run = path if os.path.isabs(path) else os.path.join(ROOT, path)
+        files = sorted(glob.glob(os.path.join(run, "library", "*.json")))
+        if files:
+            out.append((path, read_json(os.path.join(run, "run.json")), [read_json(f) for f in files]))
+    return out
+
+
+def library_section(libs):
+    """Whole models: the exported library in one call per Conv node, in graph order, against the libraries."""
+    out = ["## Whole models through an exported library", "",
+           "`convtune bench --library`: the library `convtune export` wrote, linked as an application links it, "
+           "every Conv node of the model in graph order (equal shapes as often as the model has them) as one timed "
+           "sequence per implementation, in interleaved rounds; each layer also alone, and their sum. Ratios: the "
+           "other's time over the library's.", ""]
+    for path, meta, objs in libs:
+        out += [f"- Run: `{path}`: {meta.get('what', '?')}.",
+                f"- Code: commit `{meta.get('code', '?')}`. Kernels: {meta.get('kernels', '?')}.",
+                "- Commands" + (f" (in `{meta['cwd']}`)" if meta.get("cwd", ".") != "." else "") + ":", "",
+                "  ```sh"] + [f"  {c}" for c in meta.get("commands", [])] + ["  ```", ""]
+        out += ["| model | machine | threads | distinct shapes | convs | sequence: library/oneDNN | library/XNNPACK "
+                "| sum of layers: library/oneDNN | layers below 1.0 against oneDNN (lowest) |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for j in objs:
+            t = j["total"]
+
+            def sum_ratio(key):
+                a, b = (t.get("library") or {}).get("sum_of_layers_seconds"), (t.get(key) or {}).get(
+                    "sum_of_layers_seconds")
+                return b / a if a and b else None
+            per = [(x["ratio_library_onednn"], x["layer"]) for x in j["layers"] if x.get("ratio_library_onednn")]
+            below = sorted(p for p in per if p[0] < 1.0)
+            low = f"{len(below)} ({below[0][1]} {below[0][0]:.2f})" if below else "0"
+            out.append(f"| {j['library']} | `{j.get('machine', '?')}` | {j['threads']} | {len(j['layers'])} | "
+                       f"{len(j['sequence'])} | **{f2(j.get('ratio_library_onednn'))}** | "
+                       f"{f2(j.get('ratio_library_xnnpack'))} | {f2(sum_ratio('onednn'))} | {low} |")
+        out.append("")
+    return out
+
+
 def load(specs):
     runs, groups, seen = [], {}, {}
     for spec in specs:
@@ -130,6 +201,9 @@ def load(specs):
         run = path if os.path.isabs(path) else os.path.join(ROOT, path)
         meta = read_json(os.path.join(run, "run.json"))
         want = set(x for x in nets.split(",") if x) or None
+        if not os.path.isdir(os.path.join(run, "bench")) and not os.path.exists(os.path.join(run, "bench.jsonl")):
+            runs.append(path)  # a run of whole-model benches only (library/)
+            continue
         for b in bench_objects(run):
             net = b["layer"].rsplit("-", 1)[0]
             if want and net not in want:
@@ -146,7 +220,8 @@ def load(specs):
     for g in groups.values():
         order = ZOO.get(g["rows"][0]["layer"].rsplit("-", 1)[0], [])
         g["rows"].sort(key=lambda r: order.index(r["layer"]) if r["layer"] in order else len(order))
-    return runs, dict(sorted(groups.items()))
+    # The zoo networks first, then the model sections, each by name and threads.
+    return runs, dict(sorted(groups.items(), key=lambda kv: (kv[0][0] not in ZOO, kv[0])))
 
 
 def section(net, threads, g):
@@ -158,6 +233,8 @@ def section(net, threads, g):
     out = [f"## {TITLE.get(net, net)} on {cores}" + (f" ({len(rows)} of {len(zoo)} layers)" if absent else ""), "",
            f"- Run: `{g['run']}`: {meta.get('what', '?')}.",
            f"- Code: commit `{meta.get('code', '?')}`. Kernels: {meta.get('kernels', '?')}.",
+           f"- Machine: `{span(r['machine'][0] for r in rows)}`, ISA flags {span(r['machine'][2] for r in rows)}; "
+           f"kernels of ISA `{span(r['isa'] for r in rows)}` from `{span(r['table'] for r in rows)}`.",
            f"- Measured {dates[0][:10]} {dates[0][11:16]} to {dates[-1][11:16]} UTC on "
            f"{'CPUs' if threads > 1 else 'CPU'} {span(','.join(map(str, r['cpus'])) for r in rows)}, {span(r['processes'] for r in rows)} processes of "
            f"{span(r['repeat'] for r in rows)} repeats per library and layer; measured peak "
@@ -170,23 +247,38 @@ def section(net, threads, g):
     missing = {}
     for r in rows:
         for k, why in r["missing"].items():
-            missing.setdefault(k, set()).add(why)
+            missing.setdefault(k, set()).add(why.split("; it is left out for")[0])  # the reason, not the shape
     for k, whys in missing.items():
         n = sum(k in r["missing"] for r in rows)
         out += [f"{dict([('onednn', 'oneDNN')] + BASELINES)[k]} is missing on {n} layers: {'; '.join(sorted(whys))}.",
                 ""]
+    memory = net in MEMORY_BOUND
+    if net in NOTES:
+        out += [NOTES[net], ""]
+    if memory:
+        out += ["GB/s: the layer's tensors (input, weights, output once each) over each time; the STREAM triad's "
+                "over arrays of the same size, timed in the same rounds: the bandwidth at this working set.", ""]
+    gb_head, gb_rule = (" GB/s convtune / oneDNN / triad | convtune % of triad |", "---|---|") if memory else ("", "")
     out += ["| layer | K,C,H,R,s | trials | convtune/oneDNN | processes' range | convtune/XNNPACK | convtune/LIBXSMM "
-            "| convtune/im2col+BLAS | % of peak: convtune / oneDNN | kernel |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| convtune/im2col+BLAS | % of peak: convtune / oneDNN |" + gb_head + " kernel |",
+            "|---|---|---|---|---|---|---|---|---|" + gb_rule + "---|"]
+
+    def gb(r):
+        g = r["gbs"]
+        if not memory:
+            return ""
+        cells = " / ".join("-" if g[k] is None else f"{g[k]:.1f}" for k in ("convtune", "onednn", "triad"))
+        share = "-" if not (g["convtune"] and g["triad"]) else f"{100 * g['convtune'] / g['triad']:.0f}"
+        return f" {cells} | {share} |"
     for r in rows:
         rng = f"{r['lo']:.2f}–{r['hi']:.2f}" if r["processes"] > 1 else "-"
         out.append(f"| {r['layer']} | {r['shape']} | {r['trials']} | {f2(r['onednn'])} | {rng} | "
                    + " | ".join(f2(r[k]) for k, _ in BASELINES)
-                   + f" | {r['ct_pct']:.1f} / {'-' if r['dn_pct'] is None else format(r['dn_pct'], '.1f')}"
-                   + f" | `{r['config']}` |")
+                   + f" | {r['ct_pct']:.1f} / {'-' if r['dn_pct'] is None else format(r['dn_pct'], '.1f')} |"
+                   + gb(r) + f" `{r['config']}` |")
     gm = {k: geomean(r[k] for r in rows) for k in ["onednn"] + [k for k, _ in BASELINES]}
     out += [f"| **geomean** | | | **{f2(gm['onednn'])}** | | " + " | ".join(f2(gm[k]) for k, _ in BASELINES)
-            + " | | |", ""]
+            + " | |" + (" | |" if memory else "") + " |", ""]
     slow = [f"{name} on {r['layer']} ({r['pct'][k]:.1f} %)" for r in rows for k, name in BASELINES
             if r["pct"][k] is not None and r["pct"][k] < SLOW_PERCENT]
     if slow:
@@ -209,7 +301,7 @@ def machine_lines(groups):
     return out
 
 
-def render(runs, groups):
+def render(runs, groups, libs=()):
     out = ["# convtune against oneDNN, XNNPACK, LIBXSMM and im2col+BLAS", "",
            "Made by `/usr/bin/python3 bench/results_table.py` from the runs it names below (bench/README.md: how "
            "to make new runs and this table again). Every figure is a ratio from one `convtune bench` of one layer: "
@@ -223,14 +315,15 @@ def render(runs, groups):
     for (net, threads), g in groups.items():
         lines, gm, n, total = section(net, threads, g)
         body += lines
-        summary.append(f"| {TITLE.get(net, net)} | {threads} | {n} of {total} | **{f2(gm['onednn'])}** | "
+        summary.append(f"| {TITLE.get(net, net)} | {threads} | {span(r['isa'] for r in g['rows'])} | {n} of {total} | "
+                       f"**{f2(gm['onednn'])}** | "
                        + " | ".join(f2(gm[k]) for k, _ in BASELINES) + f" | `{g['run']}` |")
-    nets = sorted({n for n, _ in groups} | set(ZOO))
-    absent = [f"{TITLE.get(n, n)} at {t} threads" for n in nets for t in sorted({t for _, t in groups})
-              if (n, t) not in groups]
+    # The zoo networks are expected at every thread count the runs have; the model sections at their own.
+    absent = [f"{TITLE.get(n, n)} at {t} threads" for n in sorted(ZOO)
+              for t in sorted({t for m, t in groups if m in ZOO}) if (n, t) not in groups]
     out += ["## Geomeans", "",
-            "| network | threads | layers | convtune/oneDNN | convtune/XNNPACK | convtune/LIBXSMM "
-            "| convtune/im2col+BLAS | run |", "|---|---|---|---|---|---|---|---|"] + summary + [""]
+            "| network | threads | ISA | layers | convtune/oneDNN | convtune/XNNPACK | convtune/LIBXSMM "
+            "| convtune/im2col+BLAS | run |", "|---|---|---|---|---|---|---|---|---|"] + summary + [""]
     notes = []
     if absent:
         notes.append(f"No run: {', '.join(absent)}.")
@@ -242,6 +335,8 @@ def render(runs, groups):
     notes.append("PyTorch is not in these runs: `convtune bench` does not time it; `bench/pytorch_conv.py` does, "
                  "in a run of its own beside a bench/batch.py CSV, and none was made of these kernels.")
     out += [f"- {n}" for n in notes] + [""]
+    if libs:
+        body += library_section(libs)
     return "\n".join(out + body).rstrip() + "\n"
 
 
@@ -253,7 +348,7 @@ def main():
     runs, groups = load(a.runs or DEFAULT_RUNS)
     if not groups:
         fail("the runs hold no bench of the selected networks")
-    text = render(runs, groups)
+    text = render(runs, groups, libraries(a.runs or DEFAULT_RUNS))
     with open(a.out, "w") as f:
         f.write(text)
     print(a.out)
