@@ -197,6 +197,7 @@ BenchResult run_bench(const BenchOptions& opt) {
   if (xnnpack) xn.impl = xnnpack->impl();
   if (onednn) dn.impl = onednn->impl();
   if (blas) bl.impl = blas->impl();
+  pinned.bind_openmp();  // after XNNPACK's pool started inside the whole set
   Triad triad(isa, t.shape.tensor_bytes(), t.threads, wd.path());
   BenchEntry tr{"STREAM triad", fmt::format("a = b + s*c over {:.2f} MB (the layer's tensors), {} thread{}",
                                             triad.bytes() * 1e-6, t.threads, t.threads > 1 ? "s" : "")};

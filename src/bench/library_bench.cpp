@@ -334,6 +334,7 @@ LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt) {
     first(&xn_missing, &xn_lacks, xn);
     l.entries = {lib, dn, xn};
   }
+  pinned.bind_openmp();  // after XNNPACK's pools started inside the whole set
   if (dn_lacks == layers.size()) dn_missing = res.layers[0].entries[1].missing;
   if (xn_lacks == layers.size()) xn_missing = res.layers[0].entries[2].missing;
 

@@ -87,7 +87,12 @@ double expected_gain(const BudgetLayer& l, const BudgetRule& rule) {
   }
   // Ansor's optimistic guess for a task with little history (Zheng et al. 2020 §6) fades as
   // the layer's own history grows.
-  return (rule.prior_trials * rule.prior_gain + double(n) * observed) / (rule.prior_trials + double(n));
+  const double guess = (rule.prior_trials * rule.prior_gain + double(n) * observed) / (rule.prior_trials + double(n));
+  // A time another implementation reaches on the same cores is a gain known to exist (Ansor
+  // bounds a task by its similar tasks' best the same way).
+  const double best = n > 0 ? c.back() : 0;
+  const double behind = l.reference_s > 0 && best > l.reference_s ? (best - l.reference_s) / best : 0;
+  return std::max(guess, behind / double(std::max<int64_t>(1, rule.window)));
 }
 
 double budget_score(const BudgetLayer& l, double fallback_best_s, const BudgetRule& rule) {

@@ -222,6 +222,7 @@ std::vector<BudgetedLayer> open_layers(const std::vector<Shape>& shapes, const s
     tune_start_runner(*l.s);
     tune_announce(*l.s);
     if (opt.onednn && !l.s->res.emulated) l.onednn = time_onednn(l.s->res, l.s->opt);
+    l.rule.reference_s = l.onednn.seconds;
     l.start_s = seconds_since(t);
     refresh(l);
   }

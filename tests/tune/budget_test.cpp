@@ -70,6 +70,23 @@ TEST(BudgetRule, ALayerThatStoppedImprovingGetsFewerCandidates) {
   EXPECT_GT(got[1], 0);  // its prior still gives it something early on
 }
 
+TEST(BudgetRule, ALayerBehindOneDnnKeepsTheGapAsItsGain) {
+  BudgetLayer behind = opened_layer(40, 2e-3, 0);  // stopped at twice oneDNN's time
+  behind.reference_s = 1e-3;
+  EXPECT_DOUBLE_EQ(expected_gain(behind), 0.5 / 16);
+  BudgetLayer ahead = opened_layer(40, 1e-3, 0);  // stopped ahead of oneDNN: the prior's remnant alone
+  ahead.reference_s = 2e-3;
+  EXPECT_DOUBLE_EQ(expected_gain(ahead), expected_gain(opened_layer(40, 1e-3, 0)));
+  EXPECT_LT(expected_gain(ahead), expected_gain(behind));
+  // Two stopped layers of equal time and cost: the one behind gets the batches.
+  BudgetLayer level = opened_layer(8, 2e-3, 0);
+  level.reference_s = 2e-3;
+  BudgetLayer trailing = opened_layer(8, 2e-3, 0);
+  trailing.reference_s = 1e-3;
+  const std::vector<int64_t> got = simulate({level, trailing}, {0.0, 0.0}, 120);
+  EXPECT_GT(got[1], 2 * got[0]) << got[1] << " vs " << got[0];
+}
+
 TEST(BudgetRule, ALayerWithMostOfTheModelsTimeGetsMore) {
   // Equal gains; the first takes ten times the second's time (or stands for ten nodes).
   const std::vector<int64_t> slow =

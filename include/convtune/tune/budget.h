@@ -29,6 +29,7 @@ struct BudgetLayer {
   double closing_s = 0;          // estimated time of its closing phase (0: unknown)
   double light_closing_s = 0;    // the same without finalists: the winner checked and written (0: unknown)
   std::vector<double> best_curve;  // best seconds after each of its trials (0 before the first that ran)
+  double reference_s = 0;        // oneDNN's time on the layer, measured in the same run (0: not compared)
 };
 
 struct BudgetRule {
@@ -53,7 +54,10 @@ struct BudgetBatch {
 
 /// Expected relative gain of the layer's best time per further trial: the
 /// prior, outweighed as trials accumulate by the gain seen over the last
-/// `window` trials (a layer that stopped improving tends to 0).
+/// `window` trials (a layer that stopped improving tends to 0). A layer
+/// slower than its reference_s keeps at least that known gap spread over
+/// `window` trials: oneDNN shows the time is reachable, so the layer is not
+/// starved while it trails.
 double expected_gain(const BudgetLayer& l, const BudgetRule& rule = {});
 
 /// count x best time x expected_gain / seconds per trial: the model's
