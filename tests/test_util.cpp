@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "convtune/core/embedded_data.h"
@@ -97,6 +98,15 @@ std::string edited_isa_error(const std::string& isa, const std::function<void(nl
 std::string host_table() { return std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/" + best_isa() + ".json"; }
 
 CliResult run_cli(const std::string& args) { return run_command(std::string(CONVTUNE_BIN) + " " + args); }
+
+void expect_three_processes(const std::string& args) {
+  const CliResult r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nprocesses: 3, each with its own buffers; times are the medians of theirs;"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find(": process 3 of 3\n"), std::string::npos) << r.err;  // each one announced
+}
 
 CliResult run_command(const std::string& command) {
   TempDir td;

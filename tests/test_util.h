@@ -37,6 +37,11 @@ CliResult run_cli(const std::string& args);
 /// exit code (128 + the signal when one killed it).
 CliResult run_command(const std::string& command);
 
+/// `convtune <args>` (a bench with --processes 3, without --json) succeeds,
+/// says in its output that its times are the three processes' medians, and
+/// announced each process on stderr.
+void expect_three_processes(const std::string& args);
+
 /// The shipped class table (configs/tables/<isa>.json) of the ISA convtune
 /// picks on this host without --arch: AVX-512 or AVX2-only, and as capped by
 /// CONVTUNE_MAX_CPU_ISA.

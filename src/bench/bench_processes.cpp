@@ -15,31 +15,41 @@
 #include "convtune/core/error.h"
 #include "convtune/execution/measure.h"
 #include "convtune/execution/subprocess.h"
+#include "processes.h"
 #include "report_text.h"
 
 namespace convtune {
 
-namespace {
-
-// One process's result (its --json object, read back), or an Error naming the process and its first line.
-BenchResult one_process(const std::vector<std::string>& argv, int i, int n, const std::string& layer) {
+std::string process_json(const std::vector<std::string>& argv, int i, int n, const std::string& what) {
   const ProcResult p = run_command(argv, 86400);
   const size_t start = p.output.rfind("\n{");
   const std::string json = start == std::string::npos ? p.output : p.output.substr(start + 1);
   std::string why = p.output.substr(0, p.output.find('\n'));
-  if (p.ok() && !json.empty() && json[0] == '{') {
-    try {
-      return bench_from_json(json);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-  }
+  if (p.ok() && !json.empty() && json[0] == '{') return json;
   if (why.rfind("convtune: error: ", 0) == 0) why = why.substr(17);
-  throw Error(fmt::format("bench {}: process {} of {} failed ({}): {}", layer, i + 1, n,
+  throw Error(fmt::format("{}: process {} of {} failed ({}): {}", what, i + 1, n,
                           p.ok() ? "no result" : failure_text(p, 86400), why));
 }
 
-}  // namespace
+BenchEntry median_entry(const std::string& name, const std::vector<const BenchEntry*>& per_process) {
+  BenchEntry m(name);
+  std::vector<double> seconds, wall;
+  for (const BenchEntry* e : per_process) {
+    if (!e || !e->ran()) {
+      m.missing = e ? e->missing : "not in every process's result";
+      return m;
+    }
+    m.impl = e->impl;
+    seconds.push_back(e->seconds);
+    wall.push_back(e->wall_seconds);
+    m.max_error = std::max(m.max_error, e->max_error);
+    m.samples.insert(m.samples.end(), e->samples.begin(), e->samples.end());
+    m.probe_gflops.insert(m.probe_gflops.end(), e->probe_gflops.begin(), e->probe_gflops.end());
+  }
+  m.seconds = median(seconds);
+  m.wall_seconds = median(wall);
+  return m;
+}
 
 BenchResult run_bench_processes(const BenchOptions& opt) {
   const TuneOptions& t = opt.tune;
@@ -68,11 +78,8 @@ BenchResult run_bench_processes(const BenchOptions& opt) {
                                       std::to_string(t.check_points),
                                       "--json",
                                       "--quiet"};
-  std::vector<BenchResult> runs;
-  for (int i = 0; i < opt.processes; ++i) {
-    bench_note(t.quiet, fmt::format("bench {}: process {} of {}", res.layer, i + 1, opt.processes));
-    runs.push_back(one_process(argv, i, opt.processes, res.layer));
-  }
+  const std::vector<BenchResult> runs =
+      run_processes<BenchResult>(argv, opt.processes, "bench " + res.layer, t.quiet, bench_from_json);
   std::vector<double> peaks;
   for (const BenchResult& r : runs) {
     peaks.push_back(r.peak_gflops);
@@ -82,27 +89,9 @@ BenchResult run_bench_processes(const BenchOptions& opt) {
   res.machine = runs[0].machine;
   res.date = runs[0].date;
   for (const BenchEntry& first : runs[0].entries) {
-    // Every process's samples; the median of their medians; missing if one process lacked it.
-    BenchEntry m(first.name);
-    std::vector<double> seconds, wall;
-    for (const BenchResult& r : runs) {
-      const BenchEntry* e = r.find(first.name);
-      if (!e || !e->ran()) {
-        m.missing = e ? e->missing : "not in every process's result";
-        break;
-      }
-      m.impl = e->impl;
-      seconds.push_back(e->seconds);
-      wall.push_back(e->wall_seconds);
-      m.max_error = std::max(m.max_error, e->max_error);
-      m.samples.insert(m.samples.end(), e->samples.begin(), e->samples.end());
-      m.probe_gflops.insert(m.probe_gflops.end(), e->probe_gflops.begin(), e->probe_gflops.end());
-    }
-    if (m.ran()) {
-      m.seconds = median(seconds);
-      m.wall_seconds = median(wall);
-    }
-    res.entries.push_back(m);
+    std::vector<const BenchEntry*> per_process;
+    for (const BenchResult& r : runs) per_process.push_back(r.find(first.name));
+    res.entries.push_back(median_entry(first.name, per_process));
   }
   return res;
 }

@@ -13,15 +13,12 @@
 
 namespace convtune {
 
-double ratio_of_medians(const BenchResult& r) {
-  const BenchEntry *c = r.find("convtune"), *d = r.find("oneDNN");
-  return c && d && c->ran() && d->ran() && c->seconds > 0 ? d->seconds / c->seconds : 0;
-}
+double ratio_of_medians(const BenchResult& r) { return speed_ratio(r.find("convtune"), r.find("oneDNN")); }
 
 // Paired: each process timed both, interleaved, at one clock and with one set of
 // pages, so its ratio cancels what moves between processes. The ratio of the
-// medians can pair one process's convtune time with another's oneDNN time (stop
-// 52: yolo9000-9 read 0.990, its lowest process, while its processes' median was 1.018).
+// medians can pair one process's convtune time with another's oneDNN time, and
+// read below every process's own ratio but one.
 double bench_ratio(const BenchResult& r) {
   const double m = ratio_of_medians(r);
   if (m <= 0) return 0;
@@ -129,6 +126,21 @@ std::string bench_json(const BenchResult& r) {
   return j.dump() + "\n";  // one line: --json prints JSON Lines
 }
 
+BenchEntry entry_from_json(const std::string& name, const nlohmann::json& x) {
+  BenchEntry e(name);
+  if (x.contains("missing")) {
+    e.missing = x["missing"].get<std::string>();
+    return e;
+  }
+  e.impl = x.at("impl").get<std::string>();
+  e.seconds = x.at("seconds").get<double>();
+  e.samples = x.at("samples").get<std::vector<double>>();
+  e.wall_seconds = x.at("wall_seconds").get<double>();
+  e.probe_gflops = x.at("probe_gflops").get<std::vector<double>>();
+  e.max_error = x.value("max_error", 0.0);  // bench --library's totals leave it to their layers
+  return e;
+}
+
 BenchResult bench_from_json(const std::string& text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw Error("bench's JSON is not a JSON object");
@@ -150,19 +162,7 @@ BenchResult bench_from_json(const std::string& text) {
     r.best.gflops = j.at("log_gflops").get<double>();
     for (const BenchImpl& impl : kBenchImpls) {
       if (!j.contains(impl.key)) continue;
-      const nlohmann::json& x = j[impl.key];
-      BenchEntry e(impl.name);
-      if (x.contains("missing")) {
-        e.missing = x["missing"].get<std::string>();
-      } else {
-        e.impl = x.at("impl").get<std::string>();
-        e.seconds = x.at("seconds").get<double>();
-        e.samples = x.at("samples").get<std::vector<double>>();
-        e.wall_seconds = x.at("wall_seconds").get<double>();
-        e.probe_gflops = x.at("probe_gflops").get<std::vector<double>>();
-        e.max_error = x.at("max_error").get<double>();
-      }
-      r.entries.push_back(e);
+      r.entries.push_back(entry_from_json(impl.name, j[impl.key]));
     }
     r.processes = j.value("processes", 1);
     if (j.contains("process_ratios")) r.process_ratios = j["process_ratios"].get<std::vector<double>>();

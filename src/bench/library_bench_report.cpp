@@ -8,7 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/bench/library_bench.h"
+#include "convtune/core/error.h"
 #include "convtune/core/machine.h"
+#include "convtune/core/shape.h"
+#include "convtune/execution/measure.h"
 #include "report_text.h"
 
 namespace convtune {
@@ -17,10 +20,10 @@ namespace {
 
 const char* const kNames[] = {"library", "oneDNN", "XNNPACK"};
 
-// The other's time over the library's (above 1: the library is faster); 0
-// when either did not run.
-double speed_ratio(const BenchEntry* lib, const BenchEntry* other) {
-  return lib && other && lib->ran() && other->ran() && lib->seconds > 0 ? other->seconds / lib->seconds : 0;
+// Of several processes the median of their paired ratios, as bench_ratio.
+double paired_ratio(const BenchEntry* lib, const BenchEntry* dn, const std::vector<double>& per_process) {
+  const double q = speed_ratio(lib, dn);
+  return q > 0 && !per_process.empty() ? median(per_process) : q;
 }
 
 std::string ms(const BenchEntry* e) { return e && e->ran() ? fmt::format("{:.4f}", e->seconds * 1e3) : "-"; }
@@ -32,9 +35,19 @@ std::string row(size_t width, const std::string& label, const std::string& count
 }
 
 std::string row(size_t width, const std::string& label, int count, const BenchEntry* lib, const BenchEntry* dn,
-                const BenchEntry* xn) {
-  return row(width, label, std::to_string(count), ms(lib), ms(dn), ms(xn), times(speed_ratio(lib, dn)),
-             times(speed_ratio(lib, xn)));
+                const BenchEntry* xn, double q_dn) {
+  return row(width, label, std::to_string(count), ms(lib), ms(dn), ms(xn), times(q_dn), times(speed_ratio(lib, xn)));
+}
+
+nlohmann::json ratios_json(const std::vector<double>& per_process) {
+  return per_process.empty() ? nlohmann::json::array() : nlohmann::json(per_process);
+}
+
+// The paired ratios' range, "0.98-1.12", or "-".
+std::string range(const std::vector<double>& q) {
+  if (q.empty()) return "-";
+  const auto [lo, hi] = std::minmax_element(q.begin(), q.end());
+  return fmt::format("{:.2f}-{:.2f}", *lo, *hi);
 }
 
 nlohmann::json entry_json(const BenchEntry& e) {
@@ -47,6 +60,12 @@ nlohmann::json ratio_json(double q) { return q > 0 ? nlohmann::json(q) : nlohman
 
 }  // namespace
 
+double library_ratio(const LibraryBenchResult& r) {
+  return paired_ratio(r.total("library"), r.total("oneDNN"), r.process_ratios);
+}
+
+double library_ratio(const LibraryLayer& l) { return paired_ratio(l.find("library"), l.find("oneDNN"), l.process_ratios); }
+
 std::string library_bench_summary(const LibraryBenchResult& r) {
   const std::string where = r.threads > 1 ? fmt::format("CPUs {}, {} threads each", cpu_list(r.cpus), r.threads)
                                           : fmt::format("CPU {}", r.cpu);
@@ -58,18 +77,24 @@ std::string library_bench_summary(const LibraryBenchResult& r) {
   for (const auto& l : r.layers) width = std::max(width, l.layer.size());
   o += row(width, "layer", "count", "library ms", "oneDNN ms", "XNNPACK ms", "lib/oneDNN", "lib/XNNPACK");
   for (const auto& l : r.layers)
-    o += row(width, l.layer, l.count, l.find("library"), l.find("oneDNN"), l.find("XNNPACK"));
-  o += row(width, "sequence", int(r.sequence.size()), r.total("library"), r.total("oneDNN"), r.total("XNNPACK"));
+    o += row(width, l.layer, l.count, l.find("library"), l.find("oneDNN"), l.find("XNNPACK"), library_ratio(l));
+  o += row(width, "sequence", int(r.sequence.size()), r.total("library"), r.total("oneDNN"), r.total("XNNPACK"),
+           library_ratio(r));
   BenchEntry sums[3];
   for (int i = 0; i < 3; ++i) {
     sums[i].name = kNames[i];
     sums[i].seconds = r.sum_of_layers(kNames[i]);
     if (sums[i].seconds <= 0) sums[i].missing = "-";
   }
-  o += row(width, "sum of layers", int(r.sequence.size()), &sums[0], &sums[1], &sums[2]);
+  o += row(width, "sum of layers", int(r.sequence.size()), &sums[0], &sums[1], &sums[2],
+           speed_ratio(&sums[0], &sums[1]));
   o += "(ms per call at the clock probe's reference speed, the implementations of a row timed in interleaved rounds: "
        "one layer, or the whole sequence of the network's convolutions in order; sum of layers: count x each layer's "
        "time alone; lib/X: X's time over the library's, above 1 the library is faster)\n";
+  if (r.processes > 1)
+    o += fmt::format("processes: {}, each with its own buffers; times are the medians of theirs; lib/oneDNN is the "
+                     "median of their paired ratios, the sequence's ranging {} (a layer's range is in --json)\n",
+                     r.processes, range(r.process_ratios));
   for (const char* name : {"oneDNN", "XNNPACK"}) {
     const BenchEntry* t = r.total(name);
     if (t && !t->ran()) {
@@ -104,7 +129,8 @@ std::string library_bench_json(const LibraryBenchResult& r) {
     nlohmann::json x = {{"layer", l.layer}, {"shape", l.shape.to_string()}, {"count", l.count},
                         {"flops", l.shape.flops()}};
     for (const auto& e : l.entries) x[bench_json_key(e.name)] = entry_json(e);
-    x["ratio_library_onednn"] = ratio_json(speed_ratio(l.find("library"), l.find("oneDNN")));
+    x["ratio_library_onednn"] = ratio_json(library_ratio(l));
+    if (r.processes > 1) x["process_ratios_library_onednn"] = ratios_json(l.process_ratios);
     x["ratio_library_xnnpack"] = ratio_json(speed_ratio(l.find("library"), l.find("XNNPACK")));
     j["layers"].push_back(x);
   }
@@ -119,9 +145,54 @@ std::string library_bench_json(const LibraryBenchResult& r) {
   }
   j["total"] = total;
   // As bench's ratio_convtune_onednn: the other's time over the library's.
-  j["ratio_library_onednn"] = ratio_json(speed_ratio(r.total("library"), r.total("oneDNN")));
+  j["ratio_library_onednn"] = ratio_json(library_ratio(r));
+  if (r.processes > 1) {
+    j["processes"] = r.processes;
+    j["process_ratios_library_onednn"] = ratios_json(r.process_ratios);
+    j["ratio_of_medians_library_onednn"] = ratio_json(speed_ratio(r.total("library"), r.total("oneDNN")));
+  }
   j["ratio_library_xnnpack"] = ratio_json(speed_ratio(r.total("library"), r.total("XNNPACK")));
   return j.dump() + "\n";
+}
+
+LibraryBenchResult library_bench_from_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw Error("bench --library's JSON is not a JSON object");
+  try {
+    LibraryBenchResult r;
+    r.name = j.at("library").get<std::string>();
+    r.dir = j.at("dir").get<std::string>();
+    r.openmp = j.at("openmp").get<bool>();
+    r.cpu = j.at("cpu").get<int>();
+    r.threads = j.at("threads").get<int>();
+    r.cpus = j.at("cpus").get<std::vector<int>>();
+    r.machine = j.at("machine").get<std::string>();
+    r.date = j.at("date").get<std::string>();
+    std::map<std::string, size_t> index;
+    for (const nlohmann::json& x : j.at("layers")) {
+      LibraryLayer l;
+      l.layer = x.at("layer").get<std::string>();
+      l.shape = parse_shape(x.at("shape").get<std::string>());
+      l.count = x.at("count").get<int>();
+      for (const char* name : kNames) l.entries.push_back(entry_from_json(name, x.at(bench_json_key(name))));
+      if (x.contains("process_ratios_library_onednn"))
+        l.process_ratios = x["process_ratios_library_onednn"].get<std::vector<double>>();
+      index[l.layer] = r.layers.size();
+      r.layers.push_back(l);
+    }
+    for (const nlohmann::json& name : j.at("sequence")) {
+      const auto it = index.find(name.get<std::string>());
+      if (it == index.end()) throw Error("bench --library's JSON names a layer in its sequence that it lacks");
+      r.sequence.push_back(it->second);
+    }
+    for (const char* name : kNames) r.totals.push_back(entry_from_json(name, j.at("total").at(bench_json_key(name))));
+    r.processes = j.value("processes", 1);
+    if (j.contains("process_ratios_library_onednn"))
+      r.process_ratios = j["process_ratios_library_onednn"].get<std::vector<double>>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("bench --library's JSON lacks a field or has a wrong type: {}", e.what()));
+  }
 }
 
 }  // namespace convtune

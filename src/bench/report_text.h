@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "convtune/bench/bench_entry.h"
+
 namespace convtune {
 
 // "convtune: <text>" on stderr unless --quiet.
@@ -30,5 +34,16 @@ inline std::string bench_json_key(const std::string& name) {
     if (name == i.name) return i.key;
   return name;
 }
+
+// The other's time over the library's or convtune's (above 1: it is the
+// faster); 0 when either did not run.
+inline double speed_ratio(const BenchEntry* ours, const BenchEntry* other) {
+  return ours && other && ours->ran() && other->ran() && ours->seconds > 0 ? other->seconds / ours->seconds : 0;
+}
+
+// One implementation's object of bench's or bench --library's JSON read
+// back (its "missing" reason, or its times); throws nlohmann's exception for a
+// field that is absent or of the wrong type.
+BenchEntry entry_from_json(const std::string& name, const nlohmann::json& x);
 
 }  // namespace convtune

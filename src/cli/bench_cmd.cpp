@@ -46,7 +46,6 @@ int run_library(const BenchArgs& a, CLI::App* sub) {
   if (a.epilogue != "none")  // what run_library_bench does with a library exported with one: refuses it
     throw Error("--library times plain convolutions only (a library exported with --epilogue is refused, its "
                 "baselines have no epilogue); leave out --epilogue and bench a library exported without one");
-  if (sub->count("--processes")) throw Error("--library measures in one process; leave out --processes");
   const std::vector<int> counts = parse_threads_list(a.threads);
   if (counts.size() > 1) throw Error("--library takes one --threads count; run it once per count");
   const TuneOptions& t = a.opt.tune;
@@ -59,7 +58,9 @@ int run_library(const BenchArgs& a, CLI::App* sub) {
   o.repeat = t.repeat;
   o.check_points = t.check_points;
   o.quiet = t.quiet;
-  const LibraryBenchResult r = run_library_bench(o);
+  o.processes = a.opt.processes;
+  o.selection = selection_options(a.which);
+  const LibraryBenchResult r = o.processes > 1 ? run_library_bench_processes(o) : run_library_bench(o);
   for (const auto& e : r.totals)
     if (!e.ran()) std::fprintf(stderr, "convtune: note: %s: %s\n", e.name.c_str(), e.missing.c_str());
   std::fputs((a.json ? library_bench_json(r) : library_bench_summary(r)).c_str(), stdout);

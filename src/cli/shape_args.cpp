@@ -60,4 +60,13 @@ std::vector<Shape> selected_sequence(const ShapeArgs& a) {
   return v;
 }
 
+std::vector<std::string> selection_options(const ShapeArgs& a) {
+  if (!a.layer.empty()) return {"--layer", a.layer};
+  if (!a.network.empty()) return {"--network", a.network};
+  if (!a.onnx.empty()) return {"--onnx", a.onnx};
+  std::vector<std::string> v;
+  for (const auto& text : a.shape) v.insert(v.end(), {"--shape", text});
+  return v;
+}
+
 }  // namespace convtune::cli

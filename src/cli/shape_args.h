@@ -26,5 +26,7 @@ std::vector<int> selected_counts(const ShapeArgs& a);
 /// an ONNX model's supported Conv nodes in graph order (each as its named
 /// distinct layer), else selected_shapes.
 std::vector<Shape> selected_sequence(const ShapeArgs& a);
+/// The selection as the options that give it again, for a child process.
+std::vector<std::string> selection_options(const ShapeArgs& a);
 
 }  // namespace convtune::cli

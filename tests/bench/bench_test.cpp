@@ -328,14 +328,7 @@ TEST(Bench, FreshProcessesEachMeasureTheWholeComparison) {
   } else {
     EXPECT_TRUE(j["process_ratios"].empty());  // no oneDNN here: nothing to compare
   }
-  r = run_cli(bench);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nprocesses: 3, each with its own buffers; times are the medians of theirs;"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.err.find(": process 3 of 3\n"), std::string::npos) << r.err;  // each one announced
-  EXPECT_EQ(run_cli("bench --shape " + kShape + " --library no-such-dir --processes 2").err,
-            "convtune: error: --library measures in one process; leave out --processes\n");
+  test::expect_three_processes(bench);
   // A process that fails says which and why: tests/execution/fault_cc.sh as CC spoils output[0].
   test::TempDir td;
   const std::string cmd = "env CC=" + std::string(CONVTUNE_SOURCE_DIR) +

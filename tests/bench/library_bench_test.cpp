@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/baselines/baseline.h"
+#include "convtune/bench/library_bench.h"
+#include "convtune/core/error.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
 #include "convtune/models/onnx_model.h"
@@ -127,6 +129,105 @@ TEST(LibraryBench, FakeLibrarySeesTheNetworkInOrder) {
   ASSERT_EQ(m["layers"].size(), 3u);
   EXPECT_EQ(m["layers"][1]["layer"], "plain-0");
   EXPECT_EQ(m["layers"][1]["count"], 2);
+}
+
+// --processes 3: three fresh `bench --library` processes of the same
+// selection, each layer's and the sequence's times the medians of theirs, the
+// headline the median of their paired ratios; a process that fails says which.
+TEST(LibraryBench, FreshProcessesEachBenchTheWholeSelection) {
+  test::TempDir dir;
+  fake_library(dir.file("lib"));
+  const std::string bench = "bench --library " + dir.file("lib") + " --shape " + kTuned[0] + " --shape " + kTuned[1] +
+                            " --shape " + kTuned[0] + " --threads 1 --min-repeat-ms 1 --repeat 2 --processes 3";
+  auto r = run_cli(bench + " -q --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["processes"], 3);
+  EXPECT_EQ(j["sequence"], nlohmann::json({id(kTuned[0]), id(kTuned[1]), id(kTuned[0])}));
+  ASSERT_EQ(j["layers"].size(), 2u);
+  for (const auto& x : {j["layers"][0]["library"], j["layers"][1]["library"], j["total"]["library"]}) {
+    SCOPED_TRACE(x.dump());
+    const auto samples = x["samples"].get<std::vector<double>>();
+    ASSERT_EQ(samples.size(), 6u);  // 2 rounds in each of 3 processes
+    EXPECT_GE(x["seconds"].get<double>(), *std::min_element(samples.begin(), samples.end()));
+    EXPECT_LE(x["seconds"].get<double>(), *std::max_element(samples.begin(), samples.end()));
+  }
+  if (j["total"]["onednn"].contains("seconds")) {
+    for (const auto& x : {j, j["layers"][0], j["layers"][1]}) {
+      auto q = x["process_ratios_library_onednn"].get<std::vector<double>>();
+      ASSERT_EQ(q.size(), 3u) << x.dump();
+      std::sort(q.begin(), q.end());
+      EXPECT_DOUBLE_EQ(x["ratio_library_onednn"].get<double>(), q[1]);  // the median of the paired ratios
+    }
+    EXPECT_DOUBLE_EQ(j["ratio_of_medians_library_onednn"].get<double>(),
+                     j["total"]["onednn"]["seconds"].get<double>() / j["total"]["library"]["seconds"].get<double>());
+  } else {
+    EXPECT_TRUE(j["process_ratios_library_onednn"].empty());  // no oneDNN here: nothing to compare
+  }
+  test::expect_three_processes(bench);
+
+  const std::string bad = dir.file("bad");
+  fake_library(bad, true);
+  r = run_cli("bench --library " + bad + " --shape " + kTuned[0] + " --threads 1 --min-repeat-ms 1 --repeat 1 "
+              "--processes 2 -q");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string head = fmt::format("convtune: error: bench --library {}: process 1 of 2 failed (exited with code "
+                                       "1): library fake's kernel for {} disagrees with the reference at output (n=",
+                                       bad, id(kTuned[0]));
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// bench --library --processes merges its processes' --json objects: what
+// library_bench_json writes, library_bench_from_json reads back.
+TEST(LibraryBench, JsonReadsBackWhatItWrites) {
+  LibraryBenchResult r;
+  r.name = "net";
+  r.dir = "lib";
+  r.openmp = true;
+  r.cpu = 1;
+  r.threads = 2;
+  r.cpus = {0, 1};
+  r.machine = "AMD EPYC";
+  r.date = "2026-12-03T06:00:00Z";
+  for (const std::string& shape : kTuned) {
+    LibraryLayer l;
+    l.layer = id(shape);
+    l.shape = parse_shape(shape);
+    l.count = 1;
+    BenchEntry lib("library", "net_conv"), dn("oneDNN", "jit:avx2"), xn("XNNPACK", "", "not in this build");
+    lib.seconds = 1e-4, lib.wall_seconds = 1.1e-4, lib.samples = {1e-4, 1.2e-4}, lib.probe_gflops = {30, 31};
+    dn.seconds = 2e-4, dn.wall_seconds = 2.1e-4, dn.samples = {2e-4}, dn.probe_gflops = {30}, dn.max_error = 1e-6;
+    l.entries = {lib, dn, xn};
+    l.process_ratios = {1.9, 2.0, 2.2};
+    r.layers.push_back(l);
+  }
+  r.sequence = {0, 1, 0};
+  r.layers[0].count = 2;
+  r.totals = r.layers[0].entries;
+  r.processes = 3;
+  r.process_ratios = {1.8, 2.1, 2.0};
+  const LibraryBenchResult back = library_bench_from_json(library_bench_json(r));
+  EXPECT_EQ(library_bench_json(back), library_bench_json(r));
+  EXPECT_EQ(back.sequence, r.sequence);
+  EXPECT_DOUBLE_EQ(library_ratio(back), 2.0);
+  EXPECT_DOUBLE_EQ(library_ratio(back.layers[1]), 2.0);
+  EXPECT_EQ(back.layers[0].entries[2].missing, "not in this build");
+
+  auto refused = [](const std::string& text) {
+    try {
+      library_bench_from_json(text);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused("[1]"), "bench --library's JSON is not a JSON object");
+  EXPECT_EQ(refused("{\"library\": 3}").rfind("bench --library's JSON lacks a field or has a wrong type: ", 0), 0u);
+  nlohmann::json j = nlohmann::json::parse(library_bench_json(r));
+  j["sequence"] = {"nowhere"};
+  EXPECT_EQ(refused(j.dump()), "bench --library's JSON names a layer in its sequence that it lacks");
 }
 
 // Every field of the descriptor reaches the library: grouped, depthwise,

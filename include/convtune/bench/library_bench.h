@@ -23,6 +23,8 @@ struct LibraryBenchOptions {
   int repeat = 5;
   size_t check_points = 4000;   // output elements checked per layer (0: all)
   bool quiet = false;           // no progress lines on stderr
+  int processes = 1;            // > 1: run_library_bench_processes
+  std::vector<std::string> selection;  // the sequence as options for those processes ("--onnx", "m.onnx")
 };
 
 struct LibraryLayer {
@@ -32,6 +34,7 @@ struct LibraryLayer {
   std::string kernel_isa;           // the library's kernel as <name>.h describes it ("" if it does not)
   int kernel_threads = 1;           // its OpenMP threads (1: the calling thread)
   std::vector<BenchEntry> entries;  // "library", "oneDNN", "XNNPACK": one call of this shape
+  std::vector<double> process_ratios;  // library/oneDNN in each fresh process (processes > 1)
   const BenchEntry* find(const std::string& name) const;
 };
 
@@ -45,6 +48,8 @@ struct LibraryBenchResult {
   std::vector<LibraryLayer> layers;  // the distinct shapes, in order of first use
   std::vector<size_t> sequence;      // indices into layers: the network's convolutions in order
   std::vector<BenchEntry> totals;    // the whole sequence as one call: "library", "oneDNN", "XNNPACK"
+  int processes = 1;                 // measured in this many fresh processes
+  std::vector<double> process_ratios;  // the sequence's library/oneDNN in each of them (processes > 1)
   const BenchEntry* total(const std::string& name) const;
   /// Sum over the layers of count x the layer's time alone; 0 when `name`
   /// did not run on every layer.
@@ -57,9 +62,25 @@ struct LibraryBenchResult {
 /// that does not link, or an implementation that disagrees with the reference.
 LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt);
 
+/// run_library_bench in opt.processes fresh processes, one after another
+/// (`convtune bench --library DIR <opt.selection> --json`): each draws its own
+/// pages, and on a VM its own luck with the host's scheduling of two vCPUs,
+/// which moves a layer's time alone by tens of percent between processes.
+/// Every time is the median of the processes' medians; process_ratios keep
+/// each process's paired library/oneDNN, and library_ratio is their median.
+LibraryBenchResult run_library_bench_processes(const LibraryBenchOptions& opt);
+
+/// oneDNN's time over the library's for the sequence (a layer's, with
+/// `layer`): of several processes the median of their paired ratios, else the
+/// ratio of the times; 0 when either did not run.
+double library_ratio(const LibraryBenchResult& r);
+double library_ratio(const LibraryLayer& l);
+
 /// The table (a line per layer, the sequence and the sum of the layers), and
 /// the --json object (one line).
 std::string library_bench_summary(const LibraryBenchResult& r);
 std::string library_bench_json(const LibraryBenchResult& r);
+/// library_bench_json's object read back; throws Error if `text` is not one.
+LibraryBenchResult library_bench_from_json(const std::string& text);
 
 }  // namespace convtune
