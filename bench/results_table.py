@@ -35,7 +35,7 @@ DEFAULT_RUNS = ["bench/results/zen5-2041daf-paired-200-p5",
                 "bench/results/zen5-734884c-resnet18-t2-30-p3",
                 "bench/results/zen5-510a50f-yolo9000-t2-30-p3",
                 "bench/results/epyc-avx2-237b2e0-kinds-30",
-                "bench/results/epyc-avx2-237b2e0-models-t2"]
+                "bench/results/epyc-avx2-4044bbf-models-t2"]
 ZOO = {"resnet18": ["resnet18-%d" % i for i in range(1, 13)],
        "yolo9000": ["yolo9000-%d" % i for i in (0, 2, 4, 5, 8, 9, 12, 13, 18, 19, 23)]}
 TITLE = {"resnet18": "ResNet-18", "yolo9000": "Yolo-9000",
@@ -168,15 +168,16 @@ def library_section(libs):
            "`convtune bench --library`: the library `convtune export` wrote, linked as an application links it, "
            "every Conv node of the model in graph order (equal shapes as often as the model has them) as one timed "
            "sequence per implementation, in interleaved rounds; each layer also alone, and their sum. Ratios: the "
-           "other's time over the library's.", ""]
+           "other's time over the library's; with several fresh processes (`--processes`), the median of each "
+           "process's own ratio.", ""]
     for path, meta, objs in libs:
         out += [f"- Run: `{path}`: {meta.get('what', '?')}.",
                 f"- Code: commit `{meta.get('code', '?')}`. Kernels: {meta.get('kernels', '?')}.",
                 "- Commands" + (f" (in `{meta['cwd']}`)" if meta.get("cwd", ".") != "." else "") + ":", "",
                 "  ```sh"] + [f"  {c}" for c in meta.get("commands", [])] + ["  ```", ""]
         out += ["| model | machine | threads | distinct shapes | convs | sequence: library/oneDNN | library/XNNPACK "
-                "| sum of layers: library/oneDNN | layers below 1.0 against oneDNN (lowest) |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                "| processes: the sequence's range | sum of layers: library/oneDNN | layers below 1.0 against oneDNN (lowest) |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         for j in objs:
             t = j["total"]
 
@@ -187,9 +188,11 @@ def library_section(libs):
             per = [(x["ratio_library_onednn"], x["layer"]) for x in j["layers"] if x.get("ratio_library_onednn")]
             below = sorted(p for p in per if p[0] < 1.0)
             low = f"{len(below)} ({below[0][1]} {below[0][0]:.2f})" if below else "0"
+            q = j.get("process_ratios_library_onednn") or []
+            spread = f"{j.get('processes', 1)} ({min(q):.2f}–{max(q):.2f})" if q else str(j.get("processes", 1))
             out.append(f"| {j['library']} | `{j.get('machine', '?')}` | {j['threads']} | {len(j['layers'])} | "
                        f"{len(j['sequence'])} | **{f2(j.get('ratio_library_onednn'))}** | "
-                       f"{f2(j.get('ratio_library_xnnpack'))} | {f2(sum_ratio('onednn'))} | {low} |")
+                       f"{f2(j.get('ratio_library_xnnpack'))} | {spread} | {f2(sum_ratio('onednn'))} | {low} |")
         out.append("")
     return out
 
