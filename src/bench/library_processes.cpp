@@ -2,8 +2,8 @@
 // fresh processes, one after another, each `convtune bench --library` of the
 // same selection on the same CPUs, merged as bench --processes merges its own
 // (processes.h). A layer's time alone moves between processes by far more than
-// within one (buffers' pages, and on a VM the host's placement of its vCPUs),
-// so one process's per-layer ratios can mislead; their median does not.
+// within one (docs/bench.md), so one process's per-layer ratios can mislead;
+// their median does not.
 #include <string>
 #include <vector>
 

@@ -63,9 +63,9 @@ struct LibraryBenchResult {
 LibraryBenchResult run_library_bench(const LibraryBenchOptions& opt);
 
 /// run_library_bench in opt.processes fresh processes, one after another
-/// (`convtune bench --library DIR <opt.selection> --json`): each draws its own
-/// pages, and on a VM its own luck with the host's scheduling of two vCPUs,
-/// which moves a layer's time alone by tens of percent between processes.
+/// (`convtune bench --library DIR <opt.selection> --json`). On a VM a whole
+/// process can run one implementation's 2-thread kernels at half speed
+/// (docs/bench.md), which one process's rounds cannot tell from its speed.
 /// Every time is the median of the processes' medians; process_ratios keep
 /// each process's paired library/oneDNN, and library_ratio is their median.
 LibraryBenchResult run_library_bench_processes(const LibraryBenchOptions& opt);
