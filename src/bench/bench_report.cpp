@@ -19,11 +19,7 @@ double ratio_of_medians(const BenchResult& r) { return speed_ratio(r.find("convt
 // pages, so its ratio cancels what moves between processes. The ratio of the
 // medians can pair one process's convtune time with another's oneDNN time, and
 // read below every process's own ratio but one.
-double bench_ratio(const BenchResult& r) {
-  const double m = ratio_of_medians(r);
-  if (m <= 0) return 0;
-  return r.process_ratios.empty() ? m : median(r.process_ratios);
-}
+double bench_ratio(const BenchResult& r) { return paired_ratio(ratio_of_medians(r), r.process_ratios); }
 
 std::string bench_summary(const BenchResult& r) {
   const double nominal = r.shape.flops(), real = r.shape.real_flops();

@@ -11,7 +11,6 @@
 #include "convtune/core/error.h"
 #include "convtune/core/machine.h"
 #include "convtune/core/shape.h"
-#include "convtune/execution/measure.h"
 #include "report_text.h"
 
 namespace convtune {
@@ -19,12 +18,6 @@ namespace convtune {
 namespace {
 
 const char* const kNames[] = {"library", "oneDNN", "XNNPACK"};
-
-// Of several processes the median of their paired ratios, as bench_ratio.
-double paired_ratio(const BenchEntry* lib, const BenchEntry* dn, const std::vector<double>& per_process) {
-  const double q = speed_ratio(lib, dn);
-  return q > 0 && !per_process.empty() ? median(per_process) : q;
-}
 
 std::string ms(const BenchEntry* e) { return e && e->ran() ? fmt::format("{:.4f}", e->seconds * 1e3) : "-"; }
 std::string times(double q) { return q > 0 ? fmt::format("{:.2f}", q) : "-"; }
@@ -37,10 +30,6 @@ std::string row(size_t width, const std::string& label, const std::string& count
 std::string row(size_t width, const std::string& label, int count, const BenchEntry* lib, const BenchEntry* dn,
                 const BenchEntry* xn, double q_dn) {
   return row(width, label, std::to_string(count), ms(lib), ms(dn), ms(xn), times(q_dn), times(speed_ratio(lib, xn)));
-}
-
-nlohmann::json ratios_json(const std::vector<double>& per_process) {
-  return per_process.empty() ? nlohmann::json::array() : nlohmann::json(per_process);
 }
 
 // The paired ratios' range, "0.98-1.12", or "-".
@@ -61,10 +50,12 @@ nlohmann::json ratio_json(double q) { return q > 0 ? nlohmann::json(q) : nlohman
 }  // namespace
 
 double library_ratio(const LibraryBenchResult& r) {
-  return paired_ratio(r.total("library"), r.total("oneDNN"), r.process_ratios);
+  return paired_ratio(speed_ratio(r.total("library"), r.total("oneDNN")), r.process_ratios);
 }
 
-double library_ratio(const LibraryLayer& l) { return paired_ratio(l.find("library"), l.find("oneDNN"), l.process_ratios); }
+double library_ratio(const LibraryLayer& l) {
+  return paired_ratio(speed_ratio(l.find("library"), l.find("oneDNN")), l.process_ratios);
+}
 
 std::string library_bench_summary(const LibraryBenchResult& r) {
   const std::string where = r.threads > 1 ? fmt::format("CPUs {}, {} threads each", cpu_list(r.cpus), r.threads)
@@ -130,7 +121,7 @@ std::string library_bench_json(const LibraryBenchResult& r) {
                         {"flops", l.shape.flops()}};
     for (const auto& e : l.entries) x[bench_json_key(e.name)] = entry_json(e);
     x["ratio_library_onednn"] = ratio_json(library_ratio(l));
-    if (r.processes > 1) x["process_ratios_library_onednn"] = ratios_json(l.process_ratios);
+    if (r.processes > 1) x["process_ratios_library_onednn"] = l.process_ratios;
     x["ratio_library_xnnpack"] = ratio_json(speed_ratio(l.find("library"), l.find("XNNPACK")));
     j["layers"].push_back(x);
   }
@@ -148,7 +139,7 @@ std::string library_bench_json(const LibraryBenchResult& r) {
   j["ratio_library_onednn"] = ratio_json(library_ratio(r));
   if (r.processes > 1) {
     j["processes"] = r.processes;
-    j["process_ratios_library_onednn"] = ratios_json(r.process_ratios);
+    j["process_ratios_library_onednn"] = r.process_ratios;
     j["ratio_of_medians_library_onednn"] = ratio_json(speed_ratio(r.total("library"), r.total("oneDNN")));
   }
   j["ratio_library_xnnpack"] = ratio_json(speed_ratio(r.total("library"), r.total("XNNPACK")));

@@ -3,10 +3,12 @@
 // the JSON key of an implementation. One definition for both commands.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "convtune/bench/bench_entry.h"
+#include "convtune/execution/measure.h"
 
 namespace convtune {
 
@@ -39,6 +41,13 @@ inline std::string bench_json_key(const std::string& name) {
 // faster); 0 when either did not run.
 inline double speed_ratio(const BenchEntry* ours, const BenchEntry* other) {
   return ours && other && ours->ran() && other->ran() && ours->seconds > 0 ? other->seconds / ours->seconds : 0;
+}
+
+// Paired: of several processes the median of each one's own ratio (each timed
+// both implementations interleaved, at one clock), else the ratio of the
+// times; 0 when that is 0 (one of the two did not run).
+inline double paired_ratio(double of_medians, const std::vector<double>& per_process) {
+  return of_medians > 0 && !per_process.empty() ? median(per_process) : of_medians;
 }
 
 // One implementation's object of bench's or bench --library's JSON read
