@@ -65,6 +65,9 @@ struct Gen {
   // depthwise_shape (ukernel.h): depthwise microkernels, whose input offset
   // io includes the block's channel offset k (CONTRACT.md "Depthwise microkernels").
   bool dw = false;
+  // Lanes(g) (config.h): the real Cg, the c steps each microkernel call runs
+  // over its group's inputs (0: not Lanes(g)).
+  int64_t lane_cg = 0;
 
   // Extent along d covered by specs[from..], with U(a,h) = alpha.
   int64_t extent(size_t from, Dim d, int64_t alpha) const {
@@ -135,14 +138,14 @@ struct Gen {
     for (auto [a, b] : v.rows) key += fmt::format("r{}-{}", a, b);
     key += "|";
     for (auto [a, b] : v.cols) key += fmt::format("s{}-{}", a, b);
-    key += fmt::format("|k{}|{}|f{}|p{}|o{}|t{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch,
-                       int(v.prefetch_out), int(v.stream_out));
+    key += fmt::format("|k{}|{}|f{}|p{}|o{}|t{}|g{}|", v.k_lanes, to_string(v.epilogue), int(v.fence), v.prefetch,
+                       int(v.prefetch_out), int(v.stream_out), v.lane_cg);
     for (int64_t d : v.in_rows) key += fmt::format("i{}", d);
     auto it = variants.find(key);
     if (it != variants.end()) return it->second;
     std::string name = ukernel_name(u, isa.name);
     // Epilogue and fenced variants too: never the profiled name.
-    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out || v.stream_out)
+    if (!v.full() || v.fence != TapFence::none || v.prefetch > 0 || v.prefetch_out || v.stream_out || v.lane_cg > 0)
       name += fmt::format("_v{}", variants.size());
     variants[key] = name;
     ukernel_code += emit_ukernel(isa, u, layout, name, v) + "\n";
@@ -254,10 +257,11 @@ struct Gen {
         default: throw Error("config: U on dimension n is not a microkernel dimension");
       }
     }
-    const int64_t nc = specs[ublock - 1].factor;
+    const int64_t nc = specs[ublock - 1].factor * std::max<int64_t>(1, lane_cg);
     u.dw = dw;
-    // C: the channels of one output's weights (ONNX [K][C/groups][R][S]); sh is one group's problem under g.
-    const int64_t C = sh.Cg(), R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Ho = sh.Ho();
+    // C: the channels of one output's weights (ONNX [K][C/groups][R][S]); sh is one group's problem under g,
+    // and under Lanes(g) the view's depthwise shape, whose outputs each read the Cg of their group.
+    const int64_t C = lane_cg ? lane_cg : sh.Cg(), R = sh.R, S = sh.S, H = sh.H, W = sh.W, K = sh.K, Ho = sh.Ho();
     const int site = sites++;
     std::vector<std::vector<int64_t>> in_rows{{}};  // Flat(hw): the rows' input offsets per pattern of ha
     const Geometry gh{sh.stride_h, sh.pad_t, sh.dil_h}, gw{sh.stride_w, sh.pad_l, sh.dil_w};
@@ -338,6 +342,7 @@ struct Gen {
       v.prefetch = int(pf_np);
       v.prefetch_out = prefetch_out;
       v.stream_out = stream_out;
+      v.lane_cg = int(lane_cg);
       return fmt::format("{}(input, io, wp, op, {}, acc{}{});", variant_fn(u, v), nc,
                          epilogue != Epilogue::none ? ", last, bp, qp" : stream_out ? ", last" : "",
                          pf_loop >= 0 ? fmt::format(", pf, {}", pf_pn) : std::string());
@@ -560,8 +565,9 @@ void plan_prefetch(Gen& g, const Config& config) {
   const size_t L = size_t(g.pf_loop);
   const Spec& l = g.specs[L];
   const int64_t step = g.extent(L + 1, l.dim, 0);
-  g.pf_step = l.dim == Dim::c ? step * sh.R * sh.S * g.kb : step * sh.Cg() * sh.R * sh.S;
-  const int64_t nc = g.specs[g.ublock - 1].factor;
+  const int64_t cg = g.lane_cg ? g.lane_cg : sh.Cg();  // a packed block's channels (Lanes(g): its group's)
+  g.pf_step = l.dim == Dim::c ? step * sh.R * sh.S * g.kb : step * cg * sh.R * sh.S;
+  const int64_t nc = g.specs[g.ublock - 1].factor * std::max<int64_t>(1, g.lane_cg);
   const int64_t lines = (nc * sh.R * sh.S * g.cu * g.kb + g.isa.line_floats - 1) / g.isa.line_floats;
   int64_t calls = 1;
   for (size_t i = L + 1; i + 1 < g.ublock; ++i) {
@@ -597,7 +603,13 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   // Under a g loop the loops below tile one group (config.h g); the layout keeps the real strides.
   const Shape loops = loop_shape(view);
   Gen g{isa, loops, wino ? view : sh, in.config.flat(), specs, ublock, {}, 0, 0, {}, {}, {}, {}, 0, {}, {}};
-  g.groups = dim_size(sh, Dim::g, isa.lanes);
+  g.groups = dim_size(view, Dim::g, isa.lanes);  // Lanes(g): none, the groups are in the lanes
+  if (in.config.lanes()) {
+    if (isa.lane_permute.empty())
+      throw Error(fmt::format("config: Lanes(g) needs the ISA's lane_groups block, which {} has not; drop Lanes(g)",
+                              isa.name));
+    g.lane_cg = sh.Cg();
+  }
   g.kb = isa.lanes;
   g.cu = 1;
   for (size_t i = ublock; i < specs.size(); ++i) {
@@ -621,10 +633,10 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   g.layout.out_row = view.Wo() * sh.K;
   g.epilogue = wino ? Epilogue::none : in.epilogue;  // Wino(2): the output transform applies it
   g.fence = in.config.fence;
-  if (in.config.prefetch) plan_prefetch(g, in.config);
+  if (in.config.prefetch) plan_prefetch(g, in.config);  // after lane_cg: it counts a block's channels
   g.prefetch_out = in.config.prefetch_out;
   g.stream_out = in.config.stream_out;
-  g.dw = depthwise_shape(sh);
+  g.dw = depthwise_shape(loops);  // Lanes(g): its view's
   g.emit(0, 1, 0);
   // Nt(o): the caller may read the output as soon as the call returns.
   if (g.stream_out && !isa.stream_fence.empty()) g.body += "  " + isa.stream_fence + ";  /* Nt(o) */\n";
@@ -632,8 +644,9 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
   const std::string cfg = to_string(in.config);
   const std::string fn = in.function_name, FN = upper(fn);
   const int64_t threads = config_threads(in.config);
-  const int64_t packed =
-      wino ? wino_packed_floats(sh, isa.lanes, block, threads) : packed_weight_floats(sh, isa.lanes);
+  const int64_t packed = wino              ? wino_packed_floats(sh, isa.lanes, block, threads)
+                         : in.config.lanes() ? Kp * sh.Cg() * sh.R * sh.S  // emit_pack's, no block per group
+                                             : packed_weight_floats(sh, isa.lanes);
   // How many threads and how they are chosen: the header says it where a user reads it.
   const std::string threads_doc =
       wino ? (threads > 1 ? fmt::format("/* Threads: {0}, fixed by Wino(2,b,{0}) (OpenMP num_threads({0})): each takes a share\n"
@@ -682,6 +695,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
                          wino_transform(sh).name, wino_points(sh),
                          threads > 1 ? fmt::format(", once per thread ({})", threads) : std::string())
            : g.groups > 1 ? group_pack_doc(sh, isa.lanes, g.kb, g.cu)
+           : g.lane_cg ? fmt::format("[Kp/{0}][Cg][R][S][{0}], Kp = {1}, Cg = {2} (Lanes(g): output k's taps over input\n"
+                                     " *           c of its group in lane k % {0})", g.kb, Kp, g.lane_cg)
            : g.dw ? fmt::format("[Kp/{0}][R][S][{0}], Kp = {1} (depthwise: channel k's taps in lane k % {0})", g.kb, Kp)
                   : fmt::format("[Kp/{0}][C/{1}][R][S][{1}][{0}], Kp = {2}", g.kb, g.cu, Kp),
       sh.N, sh.Ho(), sh.Wo(), sh.K, epilogue_doc(in.epilogue));
@@ -735,7 +750,8 @@ GeneratedKernel generate_conv(const Isa& isa, const CodegenInput& in) {
       FN, sh.N, sh.K, sh.C, sh.H, sh.W, sh.R, sh.S, window_defines(sh, FN), 0, sh.Ho(), sh.Wo(), packed, fn, threads_doc,
       to_string(in.epilogue), epilogue_header_doc(in.epilogue), params,
       wino ? " (Wino(2): the\n   scratch is part of the packed buffer)" : "",
-      g.dw ? "[K][1][R][S] (depthwise, groups = C = K)" : g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]");
+      g.lane_cg ? "[K][C/G][R][S]" : g.dw ? "[K][1][R][S] (depthwise, groups = C = K)"
+                                 : g.groups > 1 ? "[K][C/G][R][S]" : "[K][C][R][S]");
   return out;
 }
 

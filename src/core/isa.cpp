@@ -249,6 +249,13 @@ Isa parse_isa(const std::string& text, const std::string& origin) {
   if (isa.stream_align < 4 || (isa.stream_align & (isa.stream_align - 1)) != 0)
     throw Error(fmt::format("ISA description {}: key 'stream.align_bytes' must be a power of two, at least 4", origin));
   isa.stream_fence = get<std::string>(st, "fence", origin, "stream.");
+  if (j.contains("lane_groups")) {  // optional: an ISA without it has no Lanes(g) view
+    auto lg = get<nlohmann::json>(j, "lane_groups", origin);
+    if (!lg.is_object()) throw Error(fmt::format("ISA description {}: key 'lane_groups' has the wrong type", origin));
+    isa.index_type = get<std::string>(lg, "index_type", origin, "lane_groups.");
+    isa.lane_index = get<std::string>(lg, "index", origin, "lane_groups.");
+    isa.lane_permute = get<std::string>(lg, "permute", origin, "lane_groups.");
+  }
   for (const auto& line : get<std::vector<std::string>>(j, "prelude", origin)) isa.prelude += line + "\n";
   isa.cflags = get<std::vector<std::string>>(j, "cflags", origin);
   isa.cpu_flags = get<std::vector<std::string>>(j, "cpu_flags", origin);

@@ -111,7 +111,7 @@ Spec tile(Dim d, int64_t f) {
 Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const std::vector<Spec>& outer,
             const std::vector<Spec>& inner, int64_t reuse, bool prefetch) {
   Config c;
-  for (const Spec& ps : outer_specs(space, par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space, ch, par)) c.specs.push_back(ps);
   auto add = [&](const std::vector<Spec>& tiles) {
     for (const Spec& t : tiles)
       if (t.factor > 1) c.specs.push_back(t);
@@ -204,13 +204,17 @@ int streaming_choice(const Space& space) {
 // column, ran at two thirds of their speed there. On 14x14 and 7x7 outputs
 // the winners were those columns. The whole-filter block of at most 8
 // pixels, the squarest, the taller of two, for at least 28x28 outputs; or -1.
+// A Lanes(g) shape (config.h) takes the same block among its Lanes(g)
+// choices at any output size: its g loop's choices waste most lanes.
 int depthwise_choice(const Space& space) {
   const Shape& sh = space.shape;
-  if (!sh.depthwise() || sh.Ho() * sh.Wo() < 28 * 28) return -1;
+  const bool lanes = lanes_eligible(sh, space.lanes);
+  if (!lanes && (!sh.depthwise() || sh.Ho() * sh.Wo() < 28 * 28)) return -1;
   int best = -1;
   std::tuple<int64_t, int64_t, int64_t> best_key;
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& c = space.choices[i];
+    if (lanes && c.view.kind != View::lanes) continue;
     // A table without the family offers only the family's fallbacks (space.h), fine kernels all the same.
     if (c.pair || c.uk.k != 1 || c.uk.r != sh.R || c.uk.s != sh.S || c.uk.w * c.uk.h > 8) continue;
     const std::tuple<int64_t, int64_t, int64_t> key{c.uk.w * c.uk.h, std::min(c.uk.w, c.uk.h), c.uk.h};
@@ -277,7 +281,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   // The c loop's size: sh.C, but 1 on a depthwise shape (each output channel
   // reads its own input channel, in the lanes of the k loop; ukernel.h dw).
-  const int64_t channels = dim_size(space.shape, Dim::c, space.lanes);
+  // A choice's view decides it: 1 under Lanes(g) too (config.h), Cg under the g loop.
+  auto channels_of = [&](const UkChoice& c) { return dim_size(view_shape(c.view, space.shape), Dim::c, space.lanes); };
   const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
   const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
   const double l3 = double(opt.l3_bytes > 0 ? opt.l3_bytes : 4 << 20);
@@ -305,8 +310,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     p.nc = reuse * ch.uk.c;
     std::tie(p.in, p.fs, p.out) = bytes(p.nc);
     p.l1_fits = p.in + p.fs + p.out <= l1 * kAlpha;
-    p.is = schedule(true, p, channels / p.nc, l2, l3);
-    p.ws = schedule(false, p, channels / p.nc, l2, l3);
+    p.is = schedule(true, p, channels_of(ch) / p.nc, l2, l3);
+    p.ws = schedule(false, p, channels_of(ch) / p.nc, l2, l3);
     plans.push_back(p);
   }
   // CSA takes the microkernel as given (001 §4.1, §5); here every choice is a
@@ -338,14 +343,14 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   const int64_t kw = std::gcd(in_inner, wq), kh = in_inner / kw;
   std::vector<Spec> in_outer{tile(Dim::h, hq / kh), tile(Dim::w, wq / kw)}, in_in{tile(Dim::h, kh), tile(Dim::w, kw)};
   std::vector<Spec> fs_outer{tile(Dim::k, p.n_fs / fs_inner)}, fs_in{tile(Dim::k, fs_inner)};
-  std::vector<Spec> nest{tile(Dim::n, share(Dim::n)), tile(Dim::c, channels / p.nc)};
+  std::vector<Spec> nest{tile(Dim::n, share(Dim::n)), tile(Dim::c, channels_of(ch) / p.nc)};
   for (const auto* part : s.input_stationary ? std::vector<const std::vector<Spec>*>{&in_outer, &fs_outer, &in_in, &fs_in}
                                              : std::vector<const std::vector<Spec>*>{&fs_outer, &in_outer, &fs_in, &in_in})
     nest.insert(nest.end(), part->begin(), part->end());
   nest.push_back(tile(Dim::r, space.remaining(ch, Dim::r)));
   nest.push_back(tile(Dim::s, space.remaining(ch, Dim::s)));
   Config c;
-  for (const Spec& ps : outer_specs(space, p.par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space, ch, p.par)) c.specs.push_back(ps);
   for (const Spec& t : nest)
     if (t.factor > 1) c.specs.push_back(t);
   if (ch.pair) c.specs.push_back(lseq_spec(ch));  // the pair acts as one microkernel of h_extent rows
@@ -372,7 +377,7 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (const int dc = depthwise_choice(space); dc >= 0) {
     const UkChoice& dch = space.choices[size_t(dc)];
     depthwise = output_stationary(space, dch, split(space, dch), l2);
-    if (depthwise == os) depthwise = Config{};
+    if (depthwise == os && !lanes_eligible(space.shape, space.lanes)) depthwise = Config{};
   }
 
   Config winograd;
@@ -421,7 +426,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   // output-stationary, which was ahead of CSA's own pick on the layers of
   // bench/results/convergence.
   Config first = os;
-  if (!brgemm.specs.empty()) first = brgemm;
+  if (!depthwise.specs.empty() && lanes_eligible(space.shape, space.lanes)) first = depthwise;
+  else if (!brgemm.specs.empty()) first = brgemm;
   else if (!stream.specs.empty()) first = stream;
   else if (!depthwise.specs.empty()) first = depthwise;
   else if (!winograd.specs.empty() && sh.stride_h == 1 && sh.stride_w == 1) first = winograd;

@@ -118,11 +118,22 @@ int64_t wino_blocks(const Shape& s, int64_t block) {
   return block > 0 ? (tiles + block - 1) / block : 1;
 }
 
+bool lanes_eligible(const Shape& s, int64_t lanes) {
+  return s.groups > 1 && s.Cg() == s.Kg() && s.Cg() > 1 && s.Cg() < lanes && lanes % s.Cg() == 0;
+}
+
+Shape lanes_view(const Shape& s) {
+  Shape v = s;
+  v.groups = s.K;  // C = K: one channel per group, as depthwise
+  return v;
+}
+
 Shape view_shape(const View& v, const Shape& s) {
   switch (v.kind) {
     case View::rows: return s;
     case View::flat: return flat_view(s);
     case View::wino: return wino_view(s, v.block);
+    case View::lanes: return lanes_view(s);
   }
   return s;
 }
@@ -135,6 +146,7 @@ std::string to_string(const View& v) {
       return v.block == 0     ? "Wino(2)"
              : v.threads > 1 ? fmt::format("Wino(2,{},{})", v.block, v.threads)
                              : fmt::format("Wino(2,{})", v.block);
+    case View::lanes: return "Lanes(g)";
   }
   return "?";
 }
@@ -165,7 +177,7 @@ class Parser {
     if (peek() == ']') {
       ++i_;
     } else {
-      if (word_at() == "Flat" || word_at() == "Wino") c.view = view();
+      if (word_at() == "Flat" || word_at() == "Wino" || word_at() == "Lanes") c.view = view();
       while (true) {
         peek();
         if (word_at() == "F" || word_at() == "Pf" || word_at() == "Nt") {  // the tail: F(r)/F(s), Pf(w), Pf(o), Nt(o), ']'
@@ -245,10 +257,21 @@ class Parser {
     return d;
   }
 
-  // Flat(hw), Wino(2), Wino(2,b) or Wino(2,b,t) at the cursor, and the ',' before the loops.
+  // Flat(hw), Wino(2), Wino(2,b), Wino(2,b,t) or Lanes(g) at the cursor, and the ',' before the loops.
   View view() {
     View v;
     const bool wino = word_at() == "Wino";
+    if (word_at() == "Lanes") {
+      i_ += 5;
+      expect('(', "after 'Lanes'");
+      peek();
+      if (word_at() != "g") fail(fmt::format("expected g in Lanes(...), got {}; Lanes(g) puts the groups in the vector lanes", got()));
+      ++i_;
+      v.kind = View::lanes;
+      expect(')', "to close the specifier");
+      expect(',', "after Lanes(g) (the loops follow it)");
+      return v;
+    }
     const std::string name = wino ? "Wino" : "Flat", arg = wino ? "2" : "hw";
     i_ += name.size();
     expect('(', ("after '" + name + "'").c_str());
@@ -642,6 +665,15 @@ void check_wino(const Config& c, const Shape& shape) {
                        to_string(c.view), c.view.threads, blocks, b, blocks));
 }
 
+// Lanes(g): groups of one shape only, the microkernel's c steps being a group's inputs.
+void check_lanes(const Config& c, const Shape& shape, int64_t lanes) {
+  if (!c.lanes()) return;
+  if (!lanes_eligible(shape, lanes))
+    reject(fmt::format("Lanes(g) needs groups of Cg = Kg channels with 1 < Cg < {0} and Cg dividing {0} (the lanes), "
+                       "but the shape is {1} (Cg={2}, Kg={3}); drop Lanes(g)",
+                       lanes, shape.to_string(), shape.Cg(), shape.Kg()));
+}
+
 // Pf(w): the next iteration of a k or c loop is what it prefetches.
 void check_prefetch(const Config& c) {
   if (!c.prefetch || prefetch_loop(c) >= 0) return;
@@ -703,7 +735,8 @@ Config parse_config(const std::string& text) { return Parser(text).parse(); }
 void validate_config(const Config& c, const Shape& shape, int64_t lanes) {
   if (lanes < 1) reject(fmt::format("the vector length is {}; it must be >= 1", lanes));
   check_counts(c);
-  check_groups(c, shape);
+  check_lanes(c, shape, lanes);
+  check_groups(c, c.lanes() ? lanes_view(shape) : shape);
   check_microkernel(c);
   check_lseq(c);
   check_parallel(c);

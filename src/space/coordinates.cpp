@@ -94,7 +94,7 @@ Config CoordinateView::to_config(const Point& p) const {
   const UkChoice& ch = space_.choices[size_t(p.choice)];
   Config c;
   c.view = ch.view;
-  for (const Spec& ps : outer_specs(space_, p.par)) c.specs.push_back(ps);
+  for (const Spec& ps : outer_specs(space_, ch, p.par)) c.specs.push_back(ps);
   for (size_t i = 0; i <= p.order.size(); ++i) {
     if (ch.pair && int(i) == p.lseq) c.specs.push_back(lseq_spec(ch));
     if (i == p.order.size()) break;
@@ -136,7 +136,7 @@ std::optional<Point> CoordinateView::from_config(const Config& c) const {
   p.prefetch_out = c.prefetch_out;
   p.stream_out = c.stream_out;
   size_t first = 0;  // issue 12: the outermost P, exactly when the space has them
-  if (has_group_loop(space_.shape)) {  // the group loops and any P: one of the choice's outer_specs
+  if (space_.group_loops(ch)) {  // the group loops and any P: one of the choice's outer_specs
     if (!match_outer(c, ch, p.par, first)) return std::nullopt;
   } else if (space_.parallel && ch.view.threads > 1) {  // Wino(2,b,t): the view's threads, no P loop
     p.par = space_.parallel_options(ch).at(0);
@@ -213,7 +213,7 @@ bool CoordinateView::match_outer(const Config& c, const UkChoice& ch, ParOption&
   if (space_.parallel) pars = space_.parallel_options(ch);
   bool found = false;
   for (const ParOption& o : pars) {  // the longest prefix: P(2,k) P(2,h) is not P(2,k) and a T(2,h)
-    const std::vector<Spec> v = outer_specs(space_, o);
+    const std::vector<Spec> v = outer_specs(space_, ch, o);
     if (v.size() > c.specs.size() || (found && v.size() <= first) || !std::equal(v.begin(), v.end(), c.specs.begin()))
       continue;
     found = true;

@@ -281,7 +281,7 @@ std::vector<ParOption> Space::parallel_options(const UkChoice& ch) const {
   // A grouped shape's groups split over the threads too, outermost (config.h g),
   // alone: a P(n,g) pair with a P inside the group would have R(g) between them.
   std::vector<Dim> singles = dims;
-  if (has_group_loop(shape)) singles.insert(singles.begin(), Dim::g);
+  if (group_loops(ch)) singles.insert(singles.begin(), Dim::g);
   for (Dim d : singles)
     for (int64_t p : divisors(threads))
       if (p > 1 && remaining(ch, d) % p == 0) v.push_back({d, p});
@@ -310,8 +310,10 @@ std::vector<Spec> parallel_specs(const ParOption& o) {
   return v;
 }
 
-std::vector<Spec> outer_specs(const Space& space, const ParOption& o) {
-  if (!has_group_loop(space.shape)) return parallel_specs(o);
+bool Space::group_loops(const UkChoice& ch) const { return has_group_loop(view_shape(ch.view, shape)); }
+
+std::vector<Spec> outer_specs(const Space& space, const UkChoice& ch, const ParOption& o) {
+  if (!space.group_loops(ch)) return parallel_specs(o);
   // config.h g: the group loops first; a P over g, then R(g) for the groups each iteration leaves.
   std::vector<Spec> v;
   if (o.dim == Dim::g && o.count > 1) v = parallel_specs(o);
@@ -597,6 +599,26 @@ Space build_depthwise_space(const Shape& shape, const ClassTable& table, int64_t
   return sp;
 }
 
+// config.h Lanes(g): groups of Cg = Kg < lanes channels waste lanes/Kg of
+// every vector under the g loop (ResNeXt-50's 4 per group: a quarter of the
+// lanes busy). The depthwise microkernels over lanes_view put lanes/Cg groups
+// in a vector instead, one shuffle per input vector (oneDNN's and XNNPACK's
+// depthwise layout), where the ISA has the shuffle (its lane_groups block).
+void add_lanes_choices(Space& sp, const ClassTable& table) {
+  if (!lanes_eligible(sp.shape, sp.lanes)) return;
+  try {
+    if (load_isa(table.isa).lane_permute.empty()) return;
+  } catch (const Error&) {
+    return;  // an ISA this build does not know: no Lanes(g), the g loop's choices stay
+  }
+  const Space dw = build_depthwise_space(lanes_view(sp.shape), table, sp.lanes, sp.threads);
+  for (UkChoice ch : dw.choices) {
+    ch.view = View{View::lanes, 0};
+    sp.choices.push_back(ch);
+  }
+  if (!dw.note.empty()) sp.note += (sp.note.empty() ? "Lanes(g): " : "; Lanes(g): ") + dw.note;
+}
+
 }  // namespace
 
 Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, int threads) {
@@ -631,6 +653,7 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   } else if (wino_eligible(shape)) {
     if (const int64_t b = threaded_wino_block(shape, threads)) add_choices(sp, table, View{View::wino, b, threads});
   }
+  add_lanes_choices(sp, table);
   if (!sp.choices.empty()) {
     restrict_to_parallel(sp);
     return sp;
@@ -772,8 +795,8 @@ Config sample_config(const Space& space, std::mt19937_64& rng) {
 
   // 000 §4.2: the Lseq at any of the outer.size() + 1 slots above the reuse loop.
   if (ch.pair) outer.insert(outer.begin() + static_cast<std::ptrdiff_t>(draw(outer.size() + 1)), lseq_spec(ch));
-  if (par || has_group_loop(space.shape)) {  // outermost, above any Lseq
-    const std::vector<Spec> ps = outer_specs(space, par ? *par : ParOption{Dim::n, 1});
+  if (par || space.group_loops(ch)) {  // outermost, above any Lseq
+    const std::vector<Spec> ps = outer_specs(space, ch, par ? *par : ParOption{Dim::n, 1});
     outer.insert(outer.begin(), ps.begin(), ps.end());
   }
   Config c;
@@ -838,7 +861,7 @@ int choice_of(const Space& space, const Config& c) {
   const std::optional<UkPart> p = uk_part(c);
   if (!p) return -1;
   UkSizes u = p->u;
-  u.dw = depthwise_shape(space.shape);  // the configuration's U sizes name a depthwise microkernel there
+  u.dw = depthwise_shape(view_shape(c.view, space.shape));  // the U sizes name a depthwise microkernel there
   for (size_t i = 0; i < space.choices.size(); ++i) {
     const UkChoice& ch = space.choices[i];
     if (ch.view != c.view) continue;

@@ -110,7 +110,7 @@ std::vector<Config> lifted_configs(const Config& source, const Space& space, siz
     if ((o.dim != Dim::g && !take_out(c.specs, o.dim, o.count)) ||
         (o.count2 > 1 && o.dim2 != Dim::g && !take_out(c.specs, o.dim2, o.count2)))
       continue;
-    const std::vector<Spec> ps = outer_specs(space, o);
+    const std::vector<Spec> ps = outer_specs(space, space.choices[size_t(ci)], o);
     c.specs.insert(c.specs.begin(), ps.begin(), ps.end());
     if (in_space(c, space)) out.push_back(c);
   }

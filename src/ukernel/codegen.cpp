@@ -167,6 +167,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
          "\"Prefetch\") */\n";
   if (v.stream_out)
     o += "/* Nt(o): when last is set and O is aligned, non-temporal stores (CONTRACT.md \"Non-temporal stores\") */\n";
+  if (v.lane_cg > 0)
+    o += fmt::format("/* Lanes(g): groups of {0} lanes, c step it reads input it of each group (CONTRACT.md \"Lanes(g)\") */\n",
+                     v.lane_cg);
   if (v.fence != TapFence::none)
     o += fmt::format("/* a compiler fence before every {} (configuration {}; ukernel.h TapFence) */\n",
                      v.fence == TapFence::r ? "filter row" : "tap", fence_text(v.fence));
@@ -243,8 +246,9 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
                                                : Isa::expand(isa.load, {{"ptr", fmt::format("wq + {}", w_off(k))}});
                 // Depthwise: the input vector at the same channels as the
                 // output vector k, masked in the C tail like the store.
-                const std::string a =
+                std::string a =
                     u.dw ? load_lanes(isa, fmt::format("I + io + {}", off + int64_t(k) * V), lanes_of(k)) : "x";
+                if (v.lane_cg > 0) a = Isa::expand(isa.lane_permute, {{"idx", "ct_li"}, {"val", a}});
                 loop += fmt::format("      {} = {};\n", acc(h, w, k),
                                     Isa::expand(isa.fma, {{"a", a}, {"b", b}, {"acc", acc(h, w, k)}}));
               }
@@ -258,8 +262,16 @@ std::string emit_ukernel(const Isa& isa, const UkSizes& u, const UkLayout& l,
       o += fmt::format("  const long po = nc > {0} ? nc - {0} : 0;  /* Pf(o): the c step that prefetches */\n", ahead);
     }
     // A depthwise c step reads the same input block (its channels are the outputs').
+    if (v.lane_cg > 0) {  // lane l of group l / Cg reads that group's input it
+      o += fmt::format("  static const int ct_lb[{}] = {{", V);
+      for (int lane = 0; lane < V; ++lane) o += fmt::format("{}{}", lane ? ", " : "", (lane / v.lane_cg) * v.lane_cg);
+      o += "};\n";
+    }
     o += u.dw ? fmt::format("  for (long it = 0; it < nc; ++it, W += {}) {{\n", l.w_it)
               : fmt::format("  for (long it = 0; it < nc; ++it, io += {}, W += {}) {{\n", u.c, l.w_it);
+    if (v.lane_cg > 0)
+      o += fmt::format("    const {} ct_li = {};\n", isa.index_type,
+                       Isa::expand(isa.lane_index, {{"ptr", "ct_lb"}, {"add", "it"}}));
     if (v.prefetch > 0) {
       o += "    if (it < pn) {\n";
       for (int j = 0; j < v.prefetch; ++j)

@@ -169,14 +169,18 @@ TEST(CliProfile, QuickProfileWritesTheTable) {
 
 // A grouped shape (config.h g) tunes end to end: every candidate is one
 // group's loop nest under R(g), and the winner is verified at every output element.
+// 4 channels per group start on Lanes(g) (config.h), 16 on the g loop.
 TEST(Cli, GroupedShapeTunesToAVerifiedKernel) {
   if (!cpu_supports(load_isa("avx2"))) GTEST_SKIP() << "this CPU has no AVX2";
   test::TempDir td;
-  auto r = run_cli("tune --arch avx2 --shape K=64,C=64,H=14,R=3,groups=16 --trials 2 --top 0 --threads 1 "
-                   "--min-repeat-ms 1 --repeat 1 --no-onednn -q --out " + td.file("out"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nconfig: [R(g), "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\nverified: at every output element"), std::string::npos) << r.out;
+  for (const auto& [groups, first] : {std::pair<const char*, const char*>{"16", "[Lanes(g), "}, {"4", "[R(g), "}}) {
+    auto r = run_cli(std::string("tune --arch avx2 --shape K=64,C=64,H=14,R=3,groups=") + groups +
+                     " --trials 2 --top 0 --threads 1 --min-repeat-ms 1 --repeat 1 --no-onednn -q --out " +
+                     td.file(std::string("out") + groups));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("\nconfig: ") + first), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\nverified: at every output element"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -504,6 +504,39 @@ TEST(Strategies, DepthwiseShapesGetValidPlans) {
     }
 }
 
+// Lanes(g) shapes (config.h: Cg = Kg below the lanes) start on the depthwise
+// block over the groups in the lanes, on AVX-512 and AVX2 tables, at 1 and 2
+// threads; every strategy proposes valid configurations there, of both views.
+TEST(Csa, LanesShapesStartOnTheGroupsInTheLanes) {
+  const std::vector<std::pair<ClassTable, int64_t>> tables{
+      {shipped_table(), 16}, {read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json"), 8}};
+  for (const auto& [table, lanes] : tables)
+    for (const char* text : {"K=128,C=128,H=56,R=3,groups=32", "K=256,C=256,H=56,R=3,stride=2,groups=64"})
+      for (int threads : {1, 2}) {
+        const Shape sh = parse_shape(text);
+        const Space sp = build_space(sh, table, lanes, threads);
+        SearchOptions o;
+        o.vector_registers = lanes == 16 ? 32 : 16;
+        const CsaPlan p = csa_plan(sp, o);
+        EXPECT_TRUE(p.first.lanes()) << text << " " << lanes << ": " << to_string(p.first);
+        for (const Config* c : {&p.config, &p.output_stationary, &p.first}) {
+          ASSERT_NO_THROW(validate_config(*c, sh, lanes)) << text << ": " << to_string(*c);
+          EXPECT_TRUE(CoordinateView(sp).from_config(*c)) << text << ": " << to_string(*c);
+        }
+        std::set<bool> views;
+        for (const std::string& name : strategy_names()) {
+          auto s = make_strategy(name, sp, 5, o);
+          for (int batch = 0; batch < 3; ++batch)
+            for (const Config& c : s->propose(4)) {
+              ASSERT_NO_THROW(validate_config(c, sh, lanes)) << name << ": " << to_string(c);
+              views.insert(c.lanes());
+              s->observe(c, {true, 1.0, {}});
+            }
+        }
+        EXPECT_EQ(views.size(), 2u) << text << ": the searches draw both views";
+      }
+}
+
 // Depthwise layers with at least 28x28 outputs start on a 2D block of at
 // most 8 pixels (csa.cpp depthwise_choice), from a table with the family
 // (AVX2's) or from the family's fallbacks (a table without it); smaller

@@ -647,6 +647,43 @@ TEST(Groups, ParsePrintValidate) {
   EXPECT_EQ(check_on("[P(16,g,2), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]", kGrouped), "no error");
 }
 
+// config.h Lanes(g): the groups in the vector lanes, the loops over the
+// depthwise view (no g loop, c of 1); printed first; refused with its reason.
+TEST(Lanes, ParsePrintValidate) {
+  const std::string text = "[Lanes(g), P(2,k), T(2,k), T(14,h), T(2,w), T(1,c), U(3,s), U(3,r), U(7,w), V(k)]";
+  const Config c = parse_config(text);
+  EXPECT_TRUE(c.lanes());
+  EXPECT_EQ(to_string(c), text);
+  EXPECT_EQ(check_on(text, kGrouped, 16), "no error");  // 64 channels: 4 vectors of 16, 2 a thread
+  EXPECT_TRUE(lanes_eligible(parse_shape(kGrouped), 16));
+  EXPECT_TRUE(lanes_eligible(parse_shape(kGrouped), 8));
+  EXPECT_FALSE(lanes_eligible(parse_shape("K=64,C=64,H=14,R=3,groups=8"), 8));   // 8 per group fill AVX2's lanes
+  EXPECT_TRUE(lanes_eligible(parse_shape("K=64,C=64,H=14,R=3,groups=8"), 16));
+  EXPECT_FALSE(lanes_eligible(parse_shape("K=60,C=60,H=14,R=3,groups=20"), 16));  // 3 does not divide 16
+  EXPECT_FALSE(lanes_eligible(parse_shape("K=64,C=32,H=14,R=3,groups=16"), 16));  // Kg = 4, Cg = 2
+  EXPECT_FALSE(lanes_eligible(parse_shape("K=16,C=16,H=14,R=3,groups=16"), 16));  // depthwise
+  const Shape v = lanes_view(parse_shape(kGrouped));
+  EXPECT_EQ(v.groups, 64);
+  EXPECT_EQ(dim_size(v, Dim::c, 16), 1);
+  EXPECT_EQ(dim_size(v, Dim::g, 16), 1);
+  const std::vector<test::ErrorCase> bad = {
+      {"[Lanes(x), T(1,c), U(3,s), U(3,r), V(k)]",
+       "config: at column 8: expected g in Lanes(...), got 'x'; Lanes(g) puts the groups in the vector lanes"},
+      {"[Lanes(g) T(1,c), U(3,s), U(3,r), V(k)]",
+       "config: at column 11: expected ',' after Lanes(g) (the loops follow it), got 'T'"},
+  };
+  for (const test::ErrorCase& e : bad) EXPECT_EQ(parse_error(e.input), e.message) << e.input;
+  EXPECT_EQ(check_on("[Lanes(g), T(14,h), T(14,w), T(4,k), T(1,c), U(3,s), U(3,r), V(k)]",
+                     "K=64,C=64,H=14,R=3,groups=4", 16),
+            "config: Lanes(g) needs groups of Cg = Kg channels with 1 < Cg < 16 and Cg dividing 16 (the lanes), but "
+            "the shape is " + parse_shape("K=64,C=64,H=14,R=3,groups=4").to_string() +
+                " (Cg=16, Kg=16); drop Lanes(g)");
+  EXPECT_EQ(check_on("[Lanes(g), R(g), T(14,h), T(14,w), T(4,k), T(1,c), U(3,s), U(3,r), V(k)]", kGrouped, 16),
+            "config: dimension g: R(g) loops over groups, but the shape " +
+                lanes_view(parse_shape(kGrouped)).to_string() +
+                " has one output per group (depthwise, its channels in the vector lanes); drop the g loops");
+}
+
 TEST(Groups, Errors) {
   const std::string dense = "K=64,C=64,H=14,R=3";
   EXPECT_EQ(check_on("[R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(64,c), U(7,w), U(2,h), U(8,k), V(k)]", dense),

@@ -814,11 +814,22 @@ TEST(Space, GroupedShapesTileOneGroupUnderTheGroupLoop) {
   for (int threads : {1, 2}) {
     const Space sp = build_space(sh, table, 8, threads);
     ASSERT_FALSE(sp.choices.empty());
+    size_t lanes = 0;  // config.h Lanes(g): 4 per group on 8 lanes, depthwise microkernels over the channels
     for (const UkChoice& ch : sp.choices) {
+      if (ch.view.kind == View::lanes) {
+        EXPECT_TRUE(ch.uk.dw && ch.fallback) << ch.text();  // the table has no depthwise family
+        EXPECT_EQ(sp.remaining(ch, Dim::g), 1);
+        EXPECT_FALSE(sp.group_loops(ch));
+        ++lanes;
+        continue;
+      }
+      EXPECT_TRUE(sp.group_loops(ch));
       EXPECT_EQ(ch.uk.k, 1) << ch.text();  // k2 would need Kg padded to 16
       EXPECT_EQ(sp.remaining(ch, Dim::g), 16);
       EXPECT_EQ(4 % ch.uk.c, 0);
     }
+    EXPECT_GT(lanes, 0u);
+    EXPECT_LT(lanes, sp.choices.size());
     EXPECT_GT(sp.size(), 0);
     if (threads == 2) {
       const std::vector<ParOption> pars = sp.parallel_options(sp.choices[0]);
@@ -826,7 +837,7 @@ TEST(Space, GroupedShapesTileOneGroupUnderTheGroupLoop) {
       EXPECT_EQ(pars[0].dim, Dim::g);
       EXPECT_EQ(pars[0].count, 2);
       Config c;
-      c.specs = outer_specs(sp, pars[0]);
+      c.specs = outer_specs(sp, sp.choices[0], pars[0]);
       EXPECT_EQ(to_string(c), "[P(2,g), R(g)]");
     }
     std::mt19937_64 rng(7);
@@ -835,7 +846,7 @@ TEST(Space, GroupedShapesTileOneGroupUnderTheGroupLoop) {
     for (int i = 0; i < 40; ++i) {
       const Config c = sample_config(sp, rng);
       EXPECT_NO_THROW(validate_config(c, sh, 8)) << to_string(c);
-      firsts.insert(to_string(c.specs[0]));
+      if (!c.lanes()) firsts.insert(to_string(c.specs[0]));
       const std::optional<Point> p = view.from_config(c);
       ASSERT_TRUE(p.has_value()) << to_string(c);
       EXPECT_EQ(to_string(view.to_config(*p)), to_string(c));

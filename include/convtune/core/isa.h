@@ -88,6 +88,11 @@ struct Isa {
   // the fence that orders such stores ("" for none).
   std::string store_stream, stream_fence;
   int stream_align = 64;
+  // Lanes(g) ("lane_groups" block, optional; space/config.h): the vector's
+  // lanes span groups of Cg channels. {ptr} names lanes ints, {add} an int:
+  // lane_index makes the index vector ptr[l] + add (of type index_type);
+  // lane_permute gives lane l of {val} at lane {idx}[l]. Empty: no Lanes(g).
+  std::string index_type, lane_index, lane_permute;
   std::string prelude;  // C emitted once before the microkernels (helpers the templates call)
   std::vector<std::string> cflags;     // for generated code
   std::vector<std::string> cpu_flags;  // /proc/cpuinfo flags the ISA needs

@@ -114,6 +114,16 @@
 //   [P(2,g), R(g), T(7,h), T(2,w), T(3,s), T(3,r), T(4,c), U(7,w), U(2,h), V(k)]
 //   (K=64,C=64,H=14,R=3,groups=16 on 8 lanes: Kg = Cg = 4, the K tail masked)
 //
+// Lanes(g) (beyond 000): first of all, before the loops: a grouped shape
+// whose groups have Cg = Kg channels, 1 < Cg < lanes and Cg dividing the
+// lanes (lanes_eligible), tiled as the depthwise shape of its channels
+// (lanes_view): lanes/Cg groups in each vector, the depthwise microkernels,
+// no g loop, c of 1; each call's c steps are its group's Cg inputs, the
+// input vector's lanes moved by the ISA's shuffle (CONTRACT.md "Lanes(g)").
+// Under the g loop such a group fills Kg/lanes of each vector (a quarter
+// for ResNeXt-50's 4 per group on AVX-512).
+//   [Lanes(g), P(2,k), T(2,k), T(14,h), T(2,w), T(1,c), U(3,s), U(3,r), U(7,w), V(k)]
+//
 // Stable text form (print/parse round-trips exactly):
 //   [T(16,k), Lseq(h,[(2,11),(1,12)]), T(17,w), T(3,s), T(3,r), T(2,w), T(256,c), U(a,h), U(2,k), V(k)]
 #include <array>
@@ -170,7 +180,8 @@ struct Spec {
 /// rows, Flat(hw)'s column of output pixels, or Wino(2)'s column of 2x2
 /// tiles; printed first, before the loops.
 struct View {
-  enum Kind { rows, flat, wino };
+  // lanes: Lanes(g), the groups in the vector lanes (lanes_eligible).
+  enum Kind { rows, flat, wino, lanes };
   Kind kind = rows;
   // Wino(2,b): the transforms and the 16 GEMMs run b tiles at a time (the
   // fused order), so the scratch is a block's, not the image's; 0: all tiles
@@ -193,6 +204,7 @@ struct Config {
   View view;                        // Flat(hw), Wino(2), Wino(2,b): printed first; the loops tile view_shape
   bool flat() const { return view.kind == View::flat; }
   bool wino() const { return view.kind == View::wino; }
+  bool lanes() const { return view.kind == View::lanes; }
   bool operator==(const Config& o) const {
     return specs == o.specs && fence == o.fence && prefetch == o.prefetch && prefetch_out == o.prefetch_out &&
            stream_out == o.stream_out && view == o.view;
@@ -218,14 +230,21 @@ Shape wino_view(const Shape& s, int64_t block = 0);
 /// Wino(2,b)'s blocks: ceil(N * wino_tiles(s) / b), the last one short where
 /// b does not divide the tiles; 1 for Wino(2) (b = 0).
 int64_t wino_blocks(const Shape& s, int64_t block);
-/// The shape a view's loops cover: s, flat_view(s) or wino_view(s, block).
+/// Whether Lanes(g) applies at `lanes` f32 lanes: groups of Cg = Kg channels,
+/// 1 < Cg < lanes and Cg dividing the lanes (ResNeXt's 4 and 8 per group).
+bool lanes_eligible(const Shape& s, int64_t lanes);
+/// The shape a Lanes(g) configuration tiles: the depthwise shape of the same
+/// K = C channels (groups = K), whose channel k stands for output k and its
+/// group's Cg inputs; the microkernel's c steps run over those Cg.
+Shape lanes_view(const Shape& s);
+/// The shape a view's loops cover: s, flat_view(s), wino_view(s, block) or lanes_view(s).
 Shape view_shape(const View& v, const Shape& s);
 /// The shape whose dimensions a configuration's loops cover.
 inline Shape tiled_shape(const Config& c, const Shape& s) { return view_shape(c.view, s); }
 
 /// Canonical one-line text form (see the header comment).
 std::string to_string(const Spec& s);
-/// "" (rows), "Flat(hw)", "Wino(2)", "Wino(2,b)" or "Wino(2,b,t)" (t >= 2).
+/// "" (rows), "Flat(hw)", "Wino(2)", "Wino(2,b)", "Wino(2,b,t)" (t >= 2) or "Lanes(g)".
 std::string to_string(const View& v);
 std::string to_string(const Config& c);
 

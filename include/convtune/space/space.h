@@ -70,6 +70,9 @@ struct Space {
   /// any P within a group (outer_specs).
   int threads = 1;
   std::vector<UkChoice> choices;
+  /// Whether the choice's configurations have group loops (has_group_loop of
+  /// its view's shape): a grouped shape's rows do, its Lanes(g) choices not.
+  bool group_loops(const UkChoice& ch) const;
   /// Empty, or one line saying that the fallback microkernel was used and
   /// why, or that the pair choices were capped (10000; only for an Ho with
   /// very many divisors).
@@ -149,7 +152,8 @@ std::vector<Spec> parallel_specs(const ParOption& o);
 /// and on a grouped shape (has_group_loop) the group loops first (config.h
 /// g): P(t,g) when o splits g, R(g) for the groups left, then o's P within a
 /// group: [R(g), P(2,k)], [P(2,g), R(g)], [P(32,g,2)].
-std::vector<Spec> outer_specs(const Space& space, const ParOption& o);
+/// The choice's view decides (Space::group_loops): Lanes(g) has no group loops.
+std::vector<Spec> outer_specs(const Space& space, const UkChoice& ch, const ParOption& o);
 
 /// Which choice a configuration uses (by its U/Lseq specifiers); -1 if none.
 int choice_of(const Space& space, const Config& c);

@@ -55,6 +55,11 @@ struct UkVariant {
   // output row h's pixel from io, for a block of the flat view that runs
   // across the end of an output row; empty = h*ST*IROW (CONTRACT.md "Flat").
   std::vector<int64_t> in_rows;
+  // Lanes(g) (space/config.h), depthwise microkernels only: Cg, the inputs of
+  // each group of Cg lanes; c step `it` reads input it of the lane's group,
+  // lane (l / Cg) * Cg + it of the input vector, through the ISA's
+  // lane_permute (CONTRACT.md "Lanes(g)"). 0: not Lanes(g); not part of full().
+  int lane_cg = 0;
   bool full() const {
     return rows.empty() && cols.empty() && k_lanes == 0 && epilogue == Epilogue::none && in_rows.empty();
   }
