@@ -627,7 +627,8 @@ Space build_space(const Shape& shape, const ClassTable& table, int64_t lanes, in
   validate_shape(shape);
   // Depthwise with one output per group: channels in the vector lanes, a
   // microkernel family of its own; every other grouping tiles one group
-  // under the g loop (config.h g).
+  // under the g loop (config.h g), and Cg = Kg below the lanes the depthwise
+  // view as well (Lanes(g), add_lanes_choices).
   if (depthwise_shape(shape)) return build_depthwise_space(shape, table, lanes, threads);
   Space sp;
   sp.shape = shape;
