@@ -34,7 +34,9 @@ import trim_logs  # noqa: E402  (the delivered record, as convtune bench and exp
 DEFAULT_RUNS = ["bench/results/zen5-2041daf-paired-200-p5",
                 "bench/results/zen5-734884c-resnet18-t2-30-p3",
                 "bench/results/zen5-510a50f-yolo9000-t2-30-p3",
-                "bench/results/epyc-avx2-237b2e0-kinds-30",
+                "bench/results/zen4-092264c-kinds-30",
+                "bench/results/zen4-155a1c4-grouped-30",
+                "bench/results/zen4-092264c-models-t2",
                 "bench/results/epyc-avx2-4044bbf-models-t2"]
 ZOO = {"resnet18": ["resnet18-%d" % i for i in range(1, 13)],
        "yolo9000": ["yolo9000-%d" % i for i in (0, 2, 4, 5, 8, 9, 12, 13, 18, 19, 23)]}

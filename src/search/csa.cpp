@@ -198,11 +198,11 @@ int streaming_choice(const Space& space) {
 
 // A depthwise layer (ukernel.h dw) is bound by moving its tensors. On one
 // with many output pixels, 30-trial searches on MobileNet-v2 and
-// EfficientNet-B0 (bench/results/epyc-avx2-237b2e0-kinds-30) ended on 2D
-// blocks of 8 pixels (w2 x h4, w4 x h2) under the spatial tiles, the channel
-// vectors inside them; the largest tile that CSA's key picks, a 14-row
-// column, ran at two thirds of their speed there. On 14x14 and 7x7 outputs
-// the winners were those columns. The whole-filter block of at most 8
+// EfficientNet-B0 ended on 2D blocks of 8 pixels (w2 x h4, w4 x h2) under
+// the spatial tiles, the channel vectors inside them, on AVX2 and on AVX-512
+// (bench/results/zen4-092264c-kinds-30); the largest tile that CSA's key
+// picks, a 14-row column, ran at two thirds of their speed on AVX2. On
+// 14x14 and 7x7 outputs the winners were larger blocks or those columns. The whole-filter block of at most 8
 // pixels, the squarest, the taller of two, for at least 28x28 outputs; or -1.
 // A Lanes(g) shape (config.h) takes the same block among its Lanes(g)
 // choices at any output size: its g loop's choices waste most lanes.
