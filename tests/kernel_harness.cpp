@@ -12,6 +12,8 @@
 #include "convtune/core/machine.h"
 #include "convtune/execution/compiler.h"
 #include "convtune/execution/dynlib.h"
+#include "convtune/offline/class_table.h"
+#include "convtune/space/space.h"
 #include "test_util.h"
 
 namespace convtune::test {
@@ -65,6 +67,28 @@ ConvCheck check_conv(const Isa& isa, const Shape& shape, const Config& cfg, Epil
                      std::optional<Epilogue> checked_as) {
   const GeneratedKernel k = generate_conv(isa, {shape, cfg, "ct_conv", "test", epilogue});
   return check_conv_source(isa, shape, k.c_source, k.cflags, threads, epilogue, checked_as);
+}
+
+std::string conv_failures(const std::vector<ConvSpec>& specs, const std::vector<ConvCheck>& checked) {
+  if (checked.size() != specs.size())
+    return fmt::format("{} results for {} kernels\n", checked.size(), specs.size());
+  std::string out;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (checked[i].status != Status::ok)
+      out += fmt::format("{} {}: {}\n", specs[i].shape.to_string(), to_string(specs[i].cfg), checked[i].detail);
+  return out;
+}
+
+std::vector<Config> sampled_configs(const Isa& isa, const Shape& shape, size_t n, int threads, unsigned seed,
+                                    const std::function<bool(const Config&)>& keep) {
+  ClassTable t;
+  t.isa = isa.name;
+  const Space sp = build_space(shape, t, isa.lanes, threads);
+  std::mt19937_64 rng(seed);
+  std::vector<Config> out;
+  for (int i = 0; i < 400 && out.size() < n; ++i)
+    if (Config c = sample_config(sp, rng); !keep || keep(c)) out.push_back(c);
+  return out;
 }
 
 std::vector<ConvCheck> check_convs(const Isa& isa, const std::vector<ConvSpec>& specs) {

@@ -7,6 +7,7 @@
 // Used by tests/codegen/, tests/execution/neon_test.cpp and
 // tests/ukernel/ukernel_codegen_test.cpp. Kernels of an ISA this CPU does not
 // run go under its emulator (NEON under qemu-aarch64).
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -60,6 +61,15 @@ struct ConvSpec {
   Epilogue epilogue = Epilogue::none;
 };
 std::vector<ConvCheck> check_convs(const Isa& isa, const std::vector<ConvSpec>& specs);
+/// check_convs's failures, a line each (shape, configuration, detail); "" when every kernel is ok.
+std::string conv_failures(const std::vector<ConvSpec>& specs, const std::vector<ConvCheck>& checked);
+
+/// Up to `n` configurations the tuner's sampler draws for `shape` at
+/// `threads` that `keep` admits (every one without it), seeded, from a
+/// table of the ISA without microkernels (the families' enumeration), in
+/// at most 400 draws.
+std::vector<Config> sampled_configs(const Isa& isa, const Shape& shape, size_t n, int threads, unsigned seed,
+                                    const std::function<bool(const Config&)>& keep = {});
 
 /// A profile unit's C source: the cases' microkernels uk0, uk1, ..., then
 /// `extra`, then ct_profile_fns[] of uk0.. and `extra_fns` (microkernels/driver.c).

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -56,25 +55,6 @@ Shape dw_shape(const std::string& text) {
   return parse_shape(text + ",K=" + m[2].str() + ",groups=" + m[2].str());
 }
 
-// `n` configurations the tuner's sampler draws for the shape (a table
-// without depthwise microkernels: the family's enumeration), seeded.
-std::vector<Config> sampled(const Isa& isa, const Shape& sh, int n, int threads, unsigned seed) {
-  ClassTable t;
-  t.isa = isa.name;
-  const Space sp = build_space(sh, t, isa.lanes, threads);
-  std::mt19937_64 rng(seed);
-  std::vector<Config> out;
-  for (int i = 0; i < n; ++i) out.push_back(sample_config(sp, rng));
-  return out;
-}
-
-void expect_all_ok(const std::vector<test::ConvSpec>& specs, const std::vector<test::ConvCheck>& checked) {
-  ASSERT_EQ(checked.size(), specs.size());
-  for (size_t i = 0; i < specs.size(); ++i)
-    EXPECT_EQ(checked[i].status, Status::ok)
-        << specs[i].shape.to_string() << " " << to_string(specs[i].cfg) << ": " << checked[i].detail;
-}
-
 class ConvDepthwise : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ConvDepthwise, SampledConfigurationsEqualTheReference) {
@@ -84,11 +64,11 @@ TEST_P(ConvDepthwise, SampledConfigurationsEqualTheReference) {
   unsigned seed = 1;
   for (const DwCase& c : kCases) {
     const Shape sh = dw_shape(c.shape);
-    for (const Config& cfg : sampled(isa, sh, 2, 1, seed++))
+    for (const Config& cfg : test::sampled_configs(isa, sh, 2, 1, seed++))
       (c.epilogue == Epilogue::none ? plain : fused).push_back({sh, cfg, c.epilogue});
   }
-  expect_all_ok(plain, test::check_convs(isa, plain));
-  expect_all_ok(fused, test::check_convs(isa, fused));
+  EXPECT_EQ(test::conv_failures(plain, test::check_convs(isa, plain)), "");
+  EXPECT_EQ(test::conv_failures(fused, test::check_convs(isa, fused)), "");
 }
 
 // A block of several channel vectors whose last one is the masked tail,
@@ -104,8 +84,8 @@ TEST_P(ConvDepthwise, TailInsideAMultiVectorBlock) {
                                   : isa.lanes == 8 ? "[T(6,h), T(6,w), T(1,c), U(3,s), U(3,r), U(7,k), V(k)]"
                                                    : "[T(2,k), T(6,h), T(6,w), T(1,c), U(3,s), U(3,r), U(7,k), V(k)]");
   const std::vector<test::ConvSpec> specs{{sh, cfg}, {sh, cfg, Epilogue::bias_relu}};
-  expect_all_ok({specs[0]}, test::check_convs(isa, {specs[0]}));
-  expect_all_ok({specs[1]}, test::check_convs(isa, {specs[1]}));
+  EXPECT_EQ(test::conv_failures({specs[0]}, test::check_convs(isa, {specs[0]})), "");
+  EXPECT_EQ(test::conv_failures({specs[1]}, test::check_convs(isa, {specs[1]})), "");
   const GeneratedKernel k = generate_conv(isa, {sh, cfg, "ct_conv", "test", Epilogue::none});
   EXPECT_NE(k.c_source.find("ct_dwkernel_"), std::string::npos);
   EXPECT_EQ(k.c_source.find("ct_ukernel_"), std::string::npos);
@@ -122,7 +102,7 @@ TEST_P(ConvDepthwise, TwoThreadsEqualTheReference) {
   unsigned seed = 7;
   for (const char* text : {"C=32,H=8,R=3", "C=40,H=9,R=5,stride=2,pad_t=0,pad_l=0,pad_b=1,pad_r=1"}) {
     const Shape sh = dw_shape(text);
-    for (const Config& cfg : sampled(isa, sh, 2, 2, seed++)) {
+    for (const Config& cfg : test::sampled_configs(isa, sh, 2, 2, seed++)) {
       const test::ConvCheck r = test::check_conv(isa, sh, cfg, Epilogue::none, 2);
       EXPECT_EQ(r.status, Status::ok) << sh.to_string() << " " << to_string(cfg) << ": " << r.detail;
     }

@@ -8,7 +8,6 @@
 // file's text.
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,7 @@
 #include "convtune/core/error.h"
 #include "convtune/core/isa.h"
 #include "convtune/core/machine.h"
-#include "convtune/offline/class_table.h"
 #include "convtune/space/config.h"
-#include "convtune/space/space.h"
 #include "kernel_harness.h"
 #include "test_util.h"
 
@@ -42,24 +39,9 @@ const LanesCase kCases[] = {
     {"K=40,C=40,H=7,R=3,stride=2,groups=10", Epilogue::bias_add},           // a residual, with the tail
 };
 
-// `n` Lanes(g) configurations of the tuner's space for the shape (a table
-// without depthwise microkernels: the family's enumeration), seeded.
+// `n` Lanes(g) configurations of the tuner's space for the shape, seeded.
 std::vector<Config> sampled(const Isa& isa, const Shape& sh, size_t n, int threads, unsigned seed) {
-  ClassTable t;
-  t.isa = isa.name;
-  const Space sp = build_space(sh, t, isa.lanes, threads);
-  std::mt19937_64 rng(seed);
-  std::vector<Config> out;
-  for (int i = 0; i < 400 && out.size() < n; ++i)
-    if (Config c = sample_config(sp, rng); c.lanes()) out.push_back(c);
-  return out;
-}
-
-void expect_all_ok(const std::vector<test::ConvSpec>& specs, const std::vector<test::ConvCheck>& checked) {
-  ASSERT_EQ(checked.size(), specs.size());
-  for (size_t i = 0; i < specs.size(); ++i)
-    EXPECT_EQ(checked[i].status, Status::ok)
-        << specs[i].shape.to_string() << " " << to_string(specs[i].cfg) << ": " << checked[i].detail;
+  return test::sampled_configs(isa, sh, n, threads, seed, [](const Config& c) { return c.lanes(); });
 }
 
 class ConvLanes : public ::testing::TestWithParam<std::string> {};
@@ -79,8 +61,8 @@ TEST_P(ConvLanes, SampledConfigurationsEqualTheReference) {
     for (const Config& cfg : cfgs) (c.epilogue == Epilogue::none ? plain : fused).push_back({sh, cfg, c.epilogue});
   }
   EXPECT_GE(eligible, 8u);
-  expect_all_ok(plain, test::check_convs(isa, plain));
-  expect_all_ok(fused, test::check_convs(isa, fused));
+  EXPECT_EQ(test::conv_failures(plain, test::check_convs(isa, plain)), "");
+  EXPECT_EQ(test::conv_failures(fused, test::check_convs(isa, fused)), "");
 }
 
 // --threads 2: the sampler's P over k, h or w.
