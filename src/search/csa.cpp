@@ -202,8 +202,9 @@ int streaming_choice(const Space& space) {
 // the spatial tiles, the channel vectors inside them, on AVX2 and on AVX-512
 // (bench/results/zen4-092264c-kinds-30); the largest tile that CSA's key
 // picks, a 14-row column, ran at two thirds of their speed on AVX2. On
-// 14x14 and 7x7 outputs the winners were larger blocks or those columns. The whole-filter block of at most 8
-// pixels, the squarest, the taller of two, for at least 28x28 outputs; or -1.
+// 14x14 and 7x7 outputs the winners were larger blocks or those columns.
+// The whole-filter block of at most 8 pixels, the squarest, the taller of
+// two, for at least 28x28 outputs; or -1.
 // A Lanes(g) shape (config.h) takes the same block among its Lanes(g)
 // choices at any output size: its g loop's choices waste most lanes.
 int depthwise_choice(const Space& space) {
@@ -279,9 +280,9 @@ int winograd_choice(const Space& space, int registers) {
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (space.choices.empty()) throw Error("the search space has no microkernel choice");
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
-  // The c loop's size: sh.C, but 1 on a depthwise shape (each output channel
-  // reads its own input channel, in the lanes of the k loop; ukernel.h dw).
-  // A choice's view decides it: 1 under Lanes(g) too (config.h), Cg under the g loop.
+  // A choice's c loop: Cg (C without groups), but 1 on a depthwise shape and
+  // under Lanes(g) (each output reads its own channels, in the lanes of the
+  // k loop; ukernel.h dw, config.h).
   auto channels_of = [&](const UkChoice& c) { return dim_size(view_shape(c.view, space.shape), Dim::c, space.lanes); };
   const double l1 = double(opt.l1d_bytes > 0 ? opt.l1d_bytes : 32 << 10);
   const double l2 = double(opt.l2_bytes > 0 ? opt.l2_bytes : 1 << 20);
