@@ -119,7 +119,12 @@ Config nest(const Space& space, const UkChoice& ch, const ParOption& par, const 
   add(outer);
   if (ch.pair) c.specs.push_back(lseq_spec(ch));
   add(inner);
-  add({tile(Dim::r, space.remaining(ch, Dim::r)), tile(Dim::s, space.remaining(ch, Dim::s))});
+  // The taps here unless a plan placed them higher (taps_outside).
+  auto placed = [&](Dim d) {
+    return std::any_of(c.specs.begin(), c.specs.end(), [&](const Spec& t) { return t.kind == SpecKind::T && t.dim == d; });
+  };
+  for (Dim d : {Dim::r, Dim::s})
+    if (!placed(d)) add({tile(d, space.remaining(ch, d))});
   for (const Spec& t : microkernel_specs(ch, reuse)) c.specs.push_back(t);
   c.fence = ch.fence;
   c.view = ch.view;
@@ -275,6 +280,43 @@ int winograd_choice(const Space& space, int registers) {
   return register_block_choice(space, registers, [](const UkChoice& c) { return c.view.kind == View::wino; });
 }
 
+// A dilated layer whose k tile's weights over the whole C and filter
+// outgrow L2 (DeepLabv3's ASPP: C = 2048, dilation 12, 4.7 MB per 64
+// filters) streams them from L3 in every call of the output-stationary plan
+// and of the whole-filter microkernels' plans: those ran at 0.42-0.68 of
+// oneDNN there. oneDNN's brgconv batches its brgemm over the taps instead
+// (kernel-techniques.md). Here the taps go above the output tiles: per tap
+// a block of channels whose weights (nf x block x 4 B) stay in L2 beside the
+// k tile's output, which stays there across taps and blocks; a 1x1-tap
+// register block (brgemm_choice's rule) under them. On deeplabv3-dilated-1
+// and -5 such nests ran at 0.97-1.05 of oneDNN (1024- and 512-channel blocks
+// alike). Empty where the output-stationary weights fit L2 or the shape has
+// one tap.
+Config taps_outside(const Space& space, int registers, double l2) {
+  const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
+  if (sh.R * sh.S == 1 || space.shape.depthwise() || lanes_eligible(space.shape, space.lanes)) return {};
+  const int64_t channels = dim_size(space.shape, Dim::c, space.lanes);
+  const int i = register_block_choice(space, registers, [](const UkChoice& c) {
+    return c.uk.r == 1 && c.uk.s == 1 && c.view.kind == View::rows;
+  });
+  if (i < 0) return {};
+  const UkChoice& ch = space.choices[size_t(i)];
+  const double nf = double(ch.uk.k * space.lanes);
+  if (nf * double(channels * sh.R * sh.S) * kDt <= l2 * kBeta) return {};
+  const ParOption par = split(space, ch);
+  auto share = [&](Dim d) { return space.remaining(ch, d) / par.on(d); };
+  const double row_bytes = nf * double(ch.h_extent() * share(Dim::w) * ch.uk.w) * kDt;  // one tile row's output
+  const int64_t rows = largest(share(Dim::h), [&](int64_t r) { return double(r) * row_bytes <= l2 * kBeta / 2; });
+  const double room = l2 * kBeta - double(rows) * row_bytes;
+  const int64_t steps = space.remaining(ch, Dim::c);  // reuse steps of ch.uk.c channels
+  const int64_t reuse = largest(steps, [&](int64_t r) { return nf * double(r * ch.uk.c) * kDt <= room / 2; });
+  return nest(space, ch, par,
+              {tile(Dim::n, share(Dim::n)), tile(Dim::k, share(Dim::k)), tile(Dim::h, share(Dim::h) / rows),
+               tile(Dim::c, steps / reuse), tile(Dim::r, space.remaining(ch, Dim::r)),
+               tile(Dim::s, space.remaining(ch, Dim::s)), tile(Dim::h, rows), tile(Dim::w, share(Dim::w))},
+              {}, reuse, false);
+}
+
 }  // namespace
 
 CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
@@ -381,6 +423,8 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
     if (depthwise == os && !lanes_eligible(space.shape, space.lanes)) depthwise = Config{};
   }
 
+  const Config taps = taps_outside(space, opt.vector_registers, l2);
+
   Config winograd;
   if (const int wc = winograd_choice(space, opt.vector_registers); wc >= 0) {
     const UkChoice& wch = space.choices[size_t(wc)];
@@ -420,20 +464,24 @@ CsaPlan csa_plan(const Space& space, const SearchOptions& opt) {
   if (!brgemm.specs.empty()) info["brgemm"] = to_string(brgemm);
   if (!winograd.specs.empty()) info["winograd"] = to_string(winograd);
   if (!depthwise.specs.empty()) info["depthwise"] = to_string(depthwise);
+  if (!taps.specs.empty()) info["taps_outside"] = to_string(taps);
   // The first plan measured is the one expected fastest, so that one trial
   // is already a sound kernel: brgemm, streaming and Winograd where they
   // apply (Winograd at stride 1, where its gain was measured; at stride 2
   // it is one of the other plans), the depthwise block, else
   // output-stationary, which was ahead of CSA's own pick on the layers of
-  // bench/results/convergence.
+  // bench/results/convergence; on a dilated layer the taps-outside plan
+  // where it applies (measured there only).
   Config first = os;
+  const bool dilated = sh.dil_h > 1 || sh.dil_w > 1;
   if (!depthwise.specs.empty() && lanes_eligible(space.shape, space.lanes)) first = depthwise;
+  else if (!taps.specs.empty() && dilated) first = taps;
   else if (!brgemm.specs.empty()) first = brgemm;
   else if (!stream.specs.empty()) first = stream;
   else if (!depthwise.specs.empty()) first = depthwise;
   else if (!winograd.specs.empty() && sh.stride_h == 1 && sh.stride_w == 1) first = winograd;
   info["first"] = to_string(first);
-  return {c, os, stream, blocked, brgemm, winograd, depthwise, first, info};
+  return {c, os, stream, blocked, brgemm, winograd, depthwise, taps, first, info};
 }
 
 namespace {

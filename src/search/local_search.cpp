@@ -90,9 +90,9 @@ void LocalSearch::start() {
   // c-blocked plan (csa.cpp c_blocked: C in L1-sized blocks above the output
   // tiles, with Pf(w)), on 1x1 layers oneDNN's register block (csa.cpp
   // brgemm_choice), the Winograd view, the depthwise block (csa.cpp
-  // depthwise_choice), and CSA's own. A resumed log measures
-  // the ones it lacks (a log written by a version without them). decide()
-  // moves to the fastest, as to a neighbour.
+  // depthwise_choice), the taps-outside plan (csa.cpp taps_outside), and
+  // CSA's own. A resumed log measures the ones it lacks (a log written by a
+  // version without them). decide() moves to the fastest, as to a neighbour.
   std::vector<Config> plans{csa_.first, csa_.output_stationary};
   for (TapFence f : {TapFence::none, TapFence::r, TapFence::s}) {
     if (f == csa_.output_stationary.fence) continue;
@@ -109,6 +109,7 @@ void LocalSearch::start() {
   plans.push_back(csa_.brgemm);
   plans.push_back(csa_.winograd);
   plans.push_back(csa_.depthwise);
+  plans.push_back(csa_.taps_outside);
   plans.push_back(csa_.config);
   auto at_start = queue_.begin() + (current_measured_ ? 0 : 1);
   for (const Config& c : plans) {

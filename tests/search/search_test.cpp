@@ -831,6 +831,61 @@ TEST(Csa, CBlockedPlanKeepsAChannelBlockInL1) {
   EXPECT_TRUE(CoordinateView(sp2).from_config(p2.c_blocked)) << to_string(p2.c_blocked);
 }
 
+// DeepLabv3's ASPP layer (C = 2048, dilation 12): a k tile's weights over
+// the whole C and filter (64 x 2048 x 9 x 4 B = 4.7 MB) outgrow L2, so the
+// taps go above the output tiles (csa.cpp taps_outside), each over a block of
+// channels whose weights share L2 with the k tile's output, under a 1x1-tap
+// register block; a dilated layer starts there, on AVX-512 and AVX2 tables,
+// at 1 and 2 threads. The same weights undilated get the plan as one start
+// among others; where they fit L2 (yolo9000-18 with 2 MiB), on one tap and
+// on depthwise layers there is none.
+TEST(Csa, DilatedLayersWithWeightsBeyondL2StartWithTheTapsOutside) {
+  const std::vector<std::pair<ClassTable, int64_t>> tables{
+      {shipped_table(), 16}, {read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json"), 8}};
+  for (const auto& [table, lanes] : tables)
+    for (int threads : {1, 2}) {
+      const Shape sh = parse_shape("K=256,C=2048,H=28,R=3,pad=12,dilation=12");
+      const Space sp = build_space(sh, table, lanes, threads);
+      SearchOptions o;
+      o.vector_registers = lanes == 16 ? 32 : 16;
+      const CsaPlan p = csa_plan(sp, o);
+      ASSERT_FALSE(p.taps_outside.specs.empty()) << lanes;
+      EXPECT_EQ(p.first, p.taps_outside) << lanes << " " << threads;
+      EXPECT_EQ(p.info["taps_outside"], to_string(p.taps_outside));
+      ASSERT_NO_THROW(validate_config(p.taps_outside, sh, lanes)) << to_string(p.taps_outside);
+      EXPECT_TRUE(CoordinateView(sp).from_config(p.taps_outside)) << to_string(p.taps_outside);
+      const int i = choice_of(sp, p.taps_outside);
+      ASSERT_GE(i, 0) << to_string(p.taps_outside);
+      const UkChoice& ch = sp.choices[size_t(i)];
+      EXPECT_EQ(ch.uk.r * ch.uk.s, 1) << ch.text();
+      // r and s above h and w; one tap's channel block of weights, plus the
+      // k tile's output, within L2's beta share.
+      const std::string t = to_string(p.taps_outside);
+      EXPECT_LT(t.find("T(3,s)"), t.find("T(28,"));
+      int64_t block = 1;
+      for (size_t j = p.taps_outside.specs.size(); j-- > 0;) {
+        const Spec& s = p.taps_outside.specs[j];
+        if (s.kind == SpecKind::T && s.dim == Dim::c) {
+          block = s.factor * ch.uk.c;
+          break;
+        }
+      }
+      const double nf = double(ch.uk.k * lanes);
+      EXPECT_LE(nf * double(block) * 4 + nf * 28 * 28 * 4, 0.8 * (1 << 20)) << t;
+      EXPECT_TRUE(block == 2048 || nf * double(block) * 4 * 4 >= 0.8 * (1 << 20) - nf * 28 * 28 * 4)
+          << t << ": the largest block";
+    }
+  const CsaPlan dense = csa_plan(build_space(parse_shape("K=256,C=2048,H=28,R=3"), shipped_table(), 16), SearchOptions{});
+  EXPECT_FALSE(dense.taps_outside.specs.empty());
+  EXPECT_NE(dense.first, dense.taps_outside);
+  EXPECT_TRUE(csa_plan(build_space(zoo_layer("yolo9000-18"), shipped_table(), 16), xeon_caches()).taps_outside.specs.empty());
+  EXPECT_TRUE(csa_plan(build_space(parse_shape("K=256,C=2048,H=28,R=1"), shipped_table(), 16), SearchOptions{})
+                  .taps_outside.specs.empty());
+  EXPECT_TRUE(csa_plan(build_space(parse_shape("K=960,C=960,H=14,R=5,dilation=2,groups=960"), shipped_table(), 16),
+                       SearchOptions{})
+                  .taps_outside.specs.empty());
+}
+
 // 1x1 layers: oneDNN's register block, the fewest vector loads per FMA that
 // fits the register file. On yolo9000-19 (K = 512, C = 1024, 17 x 17) with
 // the shipped table: k4 x h{6,5} over Flat(hw), 29 of 32 registers (k4 x h7
