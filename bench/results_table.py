@@ -35,6 +35,7 @@ DEFAULT_RUNS = ["bench/results/zen5-2041daf-paired-200-p5",
                 "bench/results/zen5-734884c-resnet18-t2-30-p3",
                 "bench/results/zen5-510a50f-yolo9000-t2-30-p3",
                 "bench/results/zen4-092264c-kinds-30",
+                "bench/results/zen4-ade0da5-dilated-30",
                 "bench/results/zen4-155a1c4-grouped-30",
                 "bench/results/zen4-092264c-models-t2",
                 "bench/results/zen4-155a1c4-resnet50-t2"]
