@@ -564,11 +564,47 @@ TEST(Csa, DepthwiseLayersOfManyPixelsStartOnATwoDimensionalBlock) {
       ASSERT_EQ(b.size(), 2u);
       EXPECT_EQ(b[0], p.depthwise);
       EXPECT_EQ(b[1], p.output_stationary);
-      for (const char* text : {"K=384,C=384,H=14,R=3,groups=384", "K=96,C=96,H=112,R=3,stride=2"}) {
-        const CsaPlan q = csa_plan(build_space(parse_shape(text), table, lanes, threads), o);
-        EXPECT_TRUE(q.depthwise.specs.empty()) << text << ": " << to_string(q.depthwise);
-      }
+      const CsaPlan q = csa_plan(build_space(parse_shape("K=96,C=96,H=112,R=3,stride=2"), table, lanes, threads), o);
+      EXPECT_TRUE(q.depthwise.specs.empty()) << to_string(q.depthwise);
     }
+}
+
+// Depthwise layers of outputs below 28x28 start on a block of at most 14
+// pixels, the squarest, the wider of two (w7 x h2 on 14x14 where the table
+// has it; AVX2's has no such 5x5 stride-2 class), under the
+// channel vectors: the k loop (the P split's share) above h and w (csa.cpp
+// depthwise_plan).
+TEST(Csa, SmallDepthwiseLayersStartWithTheChannelsOutermost) {
+  const std::vector<std::pair<ClassTable, int64_t>> tables{
+      {shipped_table(), 16}, {read_table(std::string(CONVTUNE_SOURCE_DIR) + "/configs/tables/avx2.json"), 8}};
+  for (const auto& [table, lanes] : tables)
+    for (int threads : {1, 2})
+      for (const char* text : {"K=576,C=576,H=14,R=3,groups=576", "K=960,C=960,H=7,R=3,groups=960",
+                               "K=672,C=672,H=28,R=5,stride=2,groups=672"}) {
+        const Shape sh = parse_shape(text);
+        const Space sp = build_space(sh, table, lanes, threads);
+        SearchOptions o;
+        o.vector_registers = lanes == 16 ? 32 : 16;
+        const CsaPlan p = csa_plan(sp, o);
+        ASSERT_FALSE(p.depthwise.specs.empty()) << text;
+        EXPECT_EQ(p.first, p.depthwise) << text;
+        const int i = choice_of(sp, p.depthwise);
+        ASSERT_GE(i, 0) << to_string(p.depthwise);
+        const UkSizes& u = sp.choices[size_t(i)].uk;
+        const std::string t = to_string(p.depthwise);
+        EXPECT_EQ(u.k, 1) << t;
+        if (sh.R == 3 && sh.Ho() == 14) {
+          EXPECT_EQ(u.w, 7) << t;
+          EXPECT_EQ(u.h, 2) << t;
+        }
+        EXPECT_EQ(u.w * u.h, sh.Ho() == 14 ? 14 : 7) << t;
+        // The first T is the k loop, every h and w tile below it.
+        size_t first_t = 0;
+        while (p.depthwise.specs[first_t].kind != SpecKind::T) ++first_t;
+        EXPECT_EQ(p.depthwise.specs[first_t].dim, Dim::k) << t;
+        ASSERT_NO_THROW(validate_config(p.depthwise, sh, lanes)) << t;
+        EXPECT_TRUE(CoordinateView(sp).from_config(p.depthwise)) << t;
+      }
 }
 
 TEST(Strategies, NamesAndOptions) {
