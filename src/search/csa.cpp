@@ -304,18 +304,18 @@ int winograd_choice(const Space& space, int registers) {
   return register_block_choice(space, registers, [](const UkChoice& c) { return c.view.kind == View::wino; });
 }
 
-// A dilated layer whose k tile's weights over the whole C and filter
-// outgrow L2 (DeepLabv3's ASPP: C = 2048, dilation 12, 4.7 MB per 64
-// filters) streams them from L3 in every call of the output-stationary plan
-// and of the whole-filter microkernels' plans: those ran at 0.42-0.68 of
-// oneDNN there. oneDNN's brgconv batches its brgemm over the taps instead
-// (kernel-techniques.md). Here the taps go above the output tiles: per tap
+// A layer whose k tile's weights over the whole C and filter outgrow L2
+// (DeepLabv3's ASPP: C = 2048, dilation 12, 4.7 MB per 64 filters) streams
+// them from L3 in every call of the output-stationary plan and of the
+// whole-filter microkernels' plans: those ran at 0.42-0.68 of oneDNN there.
+// oneDNN's brgconv batches its brgemm over the taps instead
+// (jit_brgemm_conv.cpp). Here the taps go above the output tiles: per tap
 // a block of channels whose weights (nf x block x 4 B) stay in L2 beside the
 // k tile's output, which stays there across taps and blocks; a 1x1-tap
 // register block (brgemm_choice's rule) under them. On deeplabv3-dilated-1
 // and -5 such nests ran at 0.97-1.05 of oneDNN (1024- and 512-channel blocks
-// alike). Empty where the output-stationary weights fit L2 or the shape has
-// one tap.
+// alike); a dilated layer starts on it (csa_plan). Empty where the
+// output-stationary weights fit L2 or the shape has one tap.
 Config taps_outside(const Space& space, int registers, double l2) {
   const Shape sh = loop_shape(space.shape);  // one group's problem under a g loop
   if (sh.R * sh.S == 1 || space.shape.depthwise() || lanes_eligible(space.shape, space.lanes)) return {};

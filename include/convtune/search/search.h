@@ -70,7 +70,7 @@ struct CsaPlan {
   Config c_blocked;  // C in blocks whose weights fit L1, above the output tiles, with Pf(w); or empty
   Config brgemm;     // 1x1 layers: oneDNN's register block, fewest loads per FMA (csa.cpp); or empty
   Config winograd;   // the Winograd view with that register block where the shape has one (csa.cpp); or empty
-  Config depthwise;  // depthwise layers of 28x28 outputs and more: a 2D block of 8 pixels (csa.cpp); or empty
+  Config depthwise;  // depthwise and Lanes(g) layers: a block of 8 pixels, of 14 under the k loop on small outputs (csa.cpp); or empty
   Config taps_outside;  // the taps above the output tiles, a channel block per tap in L2 (csa.cpp); or empty
   Config first;      // the one a cold descent measures first: the model's expected fastest (csa.cpp)
   nlohmann::json info;
