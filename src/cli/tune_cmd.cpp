@@ -69,8 +69,8 @@ Runner setup_tune(CLI::App* sub) {
       ->capture_default_str()
       ->check(top_rounds_check());
   sub->add_option("--duel-rounds", o.duel_rounds,
-                  "rounds of the finalists' duel that ranks them: short calls interleaved in one process (0: rank "
-                  "by the re-measure)")
+                  "rounds of the finalists' duel that ranks them: short calls interleaved, split among three child "
+                  "processes (0: rank by the re-measure)")
       ->capture_default_str()
       ->check(duel_rounds_check());
   sub->add_option("--out", o.out_dir, "directory for the best kernel and the log (default: convtune-out/<layer>)");

@@ -128,7 +128,8 @@ nlohmann::json finalists_json(const std::vector<Finalist>& f) {
 
 std::string finalists_table(const std::vector<Finalist>& f, int rounds, int duel_rounds) {
   std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes", rounds);
-  o += duel_rounds > 0 ? fmt::format(", ranked by a duel of {} interleaved rounds in one process:\n", duel_rounds)
+  o += duel_rounds > 0 ? fmt::format(", ranked by a duel of {} interleaved rounds in {} processes:\n", duel_rounds,
+                                     std::min(kDuelChildren, duel_rounds))
                        : ":\n";
   o += fmt::format("  {:>14} {:>14} {:>7} {:>8} {:>6}  {:<13} {}\n", "search GFLOP/s", "re-measured", "spread",
                    "duel", "IQR", "result", "config");

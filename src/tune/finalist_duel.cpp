@@ -100,6 +100,65 @@ int duel_child(const Shape& shape, Epilogue epilogue, int cpu, int threads, doub
   return 0;
 }
 
+namespace {
+
+// One child's run of the finalists still `in`: samples[i] gets finalist i's. One that computes wrong values, crashes or hangs the child is
+// dropped (from `in` and `sos`) with that status, and the rest run again in a
+// new child. Returns a note when no child could run at all.
+std::string duel_one_child(const DuelSetup& s, int rounds, std::vector<Finalist>& f, std::vector<size_t>& in,
+                           std::vector<std::string>& sos, std::vector<std::vector<double>>& samples,
+                           const std::function<bool()>& stop) {
+  while (in.size() >= 2) {
+    if (stop()) return "";
+    std::vector<std::string> argv{"/proc/self/exe", "internal-duel", "--shape", s.shape.to_string(),
+                                  "--epilogue", to_string(s.epilogue), "--cpu", std::to_string(s.cpu),
+                                  "--threads", std::to_string(s.threads),
+                                  "--min-repeat-ms", fmt::format("{}", s.min_ms), "--rounds",
+                                  std::to_string(rounds), "--check-points", std::to_string(s.check_points)};
+    argv.insert(argv.end(), sos.begin(), sos.end());
+    const ProcResult pr = run_lines(argv, s.timeout_s);
+    const ChildReport c = read_child(pr, in.size());
+    std::vector<bool> drop(in.size(), false);
+    for (const auto& [i, detail] : c.wrong) {
+      f[in[i]].status = Status::wrong_result;
+      f[in[i]].detail = "duel: " + detail;
+      drop[i] = true;
+    }
+    if (c.finished) {
+      for (size_t i = 0; i < in.size(); ++i) samples[in[i]] = c.samples[i];
+    } else if (!c.error.empty() || c.running < 0 || size_t(c.running) >= in.size()) {
+      return "the finalists' duel did not run (" +
+             (c.error.empty() ? "its child: " + failure_text(pr, s.timeout_s) : c.error) +
+             "): the re-measure ranks them";
+    } else {
+      Finalist& x = f[in[size_t(c.running)]];
+      x.status = pr.timed_out ? Status::timeout : Status::crash;
+      x.detail = "duel: " + failure_text(pr, s.timeout_s) + " in the duel's child, while it ran this kernel";
+      drop[size_t(c.running)] = true;
+    }
+    std::vector<size_t> kept;
+    std::vector<std::string> kept_sos;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!drop[i]) {
+        kept.push_back(in[i]);
+        kept_sos.push_back(sos[i]);
+      }
+    in = kept;
+    sos = kept_sos;
+    if (c.finished) return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+double duel_seconds(const std::vector<std::vector<double>>& per_child) {
+  std::vector<double> medians;
+  for (const std::vector<double>& x : per_child)
+    if (!x.empty()) medians.push_back(median(x));
+  return medians.empty() ? 0 : median(medians);
+}
+
 std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::function<bool()>& stop) {
   std::vector<size_t> ok;
   for (size_t i = 0; i < f.size(); ++i)
@@ -129,49 +188,28 @@ std::string duel(const DuelSetup& s, std::vector<Finalist>& f, const std::functi
     }
   }
 
-  // A kernel that kills the child is dropped and the rest duel again.
-  while (in.size() >= 2) {
-    if (stop()) return "";
-    std::vector<std::string> argv{"/proc/self/exe", "internal-duel", "--shape", s.shape.to_string(),
-                                  "--epilogue", to_string(s.epilogue), "--cpu", std::to_string(s.cpu),
-                                  "--threads", std::to_string(s.threads),
-                                  "--min-repeat-ms", fmt::format("{}", s.min_ms), "--rounds",
-                                  std::to_string(s.rounds), "--check-points", std::to_string(s.check_points)};
-    argv.insert(argv.end(), sos.begin(), sos.end());
-    const ProcResult pr = run_lines(argv, s.timeout_s);
-    const ChildReport c = read_child(pr, in.size());
-    std::vector<bool> drop(in.size(), false);
-    for (const auto& [i, detail] : c.wrong) {
-      f[in[i]].status = Status::wrong_result;
-      f[in[i]].detail = "duel: " + detail;
-      drop[i] = true;
+  // Each child has its own buffers and load addresses, and a kernel's speed
+  // can hang on them (a strided Flat(hw) gather, say, at 0.75 to 1.0 of
+  // oneDNN's from one process to the next, as bench --processes shows): a
+  // finalist's figure is the median of its children's medians.
+  const int children = std::max(1, std::min(s.processes, s.rounds));
+  const int rounds = (s.rounds + children - 1) / children;
+  std::vector<std::vector<std::vector<double>>> by_child(f.size());  // finalist, child, sample
+  for (int child = 0; child < children && in.size() >= 2; ++child) {
+    std::vector<std::vector<double>> samples(f.size());
+    const std::string note = duel_one_child(s, rounds, f, in, sos, samples, stop);
+    if (!note.empty() && child == 0) return note;
+    if (!note.empty() || in.size() < 2) break;  // the children that ran rank them; one survivor has no duel
+    for (size_t j = 0; j < in.size(); ++j) {
+      if (!samples[in[j]].empty()) by_child[in[j]].push_back(samples[in[j]]);
     }
-    if (c.finished) {
-      for (size_t i = 0; i < in.size(); ++i) {
-        if (c.samples[i].empty()) continue;
-        const double m = median(c.samples[i]);
-        f[in[i]].duel_gflops = s.shape.flops() / m * 1e-9;
-        f[in[i]].duel_iqr = 100 * (quantile(c.samples[i], 0.75) - quantile(c.samples[i], 0.25)) / m;
-      }
-      return "";
-    }
-    if (!c.error.empty() || c.running < 0 || size_t(c.running) >= in.size())
-      return "the finalists' duel did not run (" +
-             (c.error.empty() ? "its child: " + failure_text(pr, s.timeout_s) : c.error) +
-             "): the re-measure ranks them";
-    Finalist& x = f[in[size_t(c.running)]];
-    x.status = pr.timed_out ? Status::timeout : Status::crash;
-    x.detail = "duel: " + failure_text(pr, s.timeout_s) + " in the duel's child, while it ran this kernel";
-    drop[size_t(c.running)] = true;
-    std::vector<size_t> kept;
-    std::vector<std::string> kept_sos;
-    for (size_t i = 0; i < in.size(); ++i)
-      if (!drop[i]) {
-        kept.push_back(in[i]);
-        kept_sos.push_back(sos[i]);
-      }
-    in = kept;
-    sos = kept_sos;
+  }
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i].status != Status::ok || by_child[i].empty() || in.size() < 2) continue;
+    std::vector<double> pooled;
+    for (const std::vector<double>& x : by_child[i]) pooled.insert(pooled.end(), x.begin(), x.end());
+    f[i].duel_gflops = s.shape.flops() / duel_seconds(by_child[i]) * 1e-9;
+    f[i].duel_iqr = 100 * (quantile(pooled, 0.75) - quantile(pooled, 0.25)) / median(pooled);
   }
   return "";
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "convtune/tune/finalist.h"
+#include "convtune/tune/finalist_duel.h"
 #include "test_util.h"
 
 namespace convtune::finalist_test {
@@ -122,6 +123,19 @@ TEST(Finalists, RankPutsSurvivorsFirstByTheirNewFigure) {
   EXPECT_EQ(ranked({finalist("re-measured-fastest", 0, 90, 50), finalist("duel-fastest", 0, 60, 70),
                     finalist("middle", 0, 80, 60)}),
             (std::vector<std::string>{"duel-fastest", "middle", "re-measured-fastest"}));
+}
+
+// A kernel that one child's buffers favour (fast there, slow in the other
+// two) gets its slow figure, and a steady one beats it; pooling the samples
+// or taking the best child would crown the favourite.
+TEST(Finalists, TheDuelsFigureIsTheMedianOfItsChildrensMedians) {
+  const std::vector<std::vector<double>> favoured{{1.0, 1.1, 0.9}, {1.5, 1.4, 1.6}, {1.3, 1.3, 1.2}};
+  const std::vector<std::vector<double>> steady{{1.2, 1.2, 1.2}, {1.2, 1.25, 1.2}, {1.2, 1.2, 1.15}};
+  EXPECT_DOUBLE_EQ(duel_seconds(favoured), 1.3);
+  EXPECT_LT(duel_seconds(steady), duel_seconds(favoured));
+  EXPECT_DOUBLE_EQ(duel_seconds({{2.0, 4.0, 3.0}}), 3.0);  // one child: its median
+  EXPECT_DOUBLE_EQ(duel_seconds({{}, {2.0}}), 2.0);        // a child without samples counts for nothing
+  EXPECT_EQ(duel_seconds({}), 0);
 }
 
 TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range check
@@ -316,7 +330,7 @@ TEST(Finalists, WhenEveryFinalistIsWrongNothingIsWritten) {
                             " --trials 2 --top 2 --check-points 1 --out " + td.file("o"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("finalists, re-measured in 3 interleaved rounds of fresh processes, ranked by a duel of 20 "
-                       "interleaved rounds in one process:\n"),
+                       "interleaved rounds in 3 processes:\n"),
             std::string::npos)
       << r.out;
   size_t failed = 0;

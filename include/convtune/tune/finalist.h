@@ -18,6 +18,9 @@ namespace convtune {
 class Runner;
 struct ProblemData;
 
+/// The duel's children (finalist_duel.h), unless it has fewer rounds.
+constexpr int kDuelChildren = 3;
+
 struct Finalist {
   std::string config;
   double search_gflops = 0;         // the log's figure
