@@ -54,7 +54,9 @@ void ct_time_calls(void (*call)(void *), void *ctx, const ct_protocol *p, const 
     one = (double)(clock->now_ns(clock->env) - t0) * 1e-9;
   }
   /* Calibrate: grow the count until one measurement lasts min_ms. */
-  if (one < target) {
+  if (p->calls > 0) {
+    n = p->calls;
+  } else if (one < target) {
     n = (int64_t)(target / (one > 1e-9 ? one : 1e-9) * 0.5);
     if (n < 1) n = 1;
     for (;;) {

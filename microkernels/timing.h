@@ -27,6 +27,11 @@ typedef struct {
      kernels measured at different moments. */
   void (*probe)(void *ctx);
   void *probe_ctx;
+  /* Calls per measurement as an earlier calibration of the same call found
+     it, or 0: calibrate. The finalists' duel takes many short samples of
+     each kernel, and a calibration each time would cost more than the
+     sample itself. */
+  int64_t calls;
 } ct_protocol;
 
 enum { CT_PROBE_CHUNKS = 10 };

@@ -51,7 +51,7 @@ CLI::Validator repeat_check() { return integer_in(1, 1000, "a number of measurem
 CLI::Validator processes_check() { return integer_in(1, 100, "a number of processes"); }
 CLI::Validator timeout_check() { return number_in(0, 86400, "(]", "seconds"); }
 CLI::Validator top_check() { return integer_in(0, 1000, "a number of finalists (0 or 1: no re-measure)"); }
-CLI::Validator top_rounds_check() { return integer_in(1, 1000, "a number of rounds"); }
+CLI::Validator top_rounds_check() { return integer_in(0, 1000, "a number of rounds (0: the duel alone ranks)"); }
 CLI::Validator duel_rounds_check() { return integer_in(0, 1000, "a number of rounds (0: no duel)"); }
 CLI::Validator threads_check() { return integer_in(1, 4096, "a number of threads"); }
 

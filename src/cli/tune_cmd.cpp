@@ -65,7 +65,9 @@ Runner setup_tune(CLI::App* sub) {
   sub->add_option("--top", o.top, "finalists re-measured at the end in fresh processes, interleaved (0 or 1: none)")
       ->capture_default_str()
       ->check(top_check());
-  sub->add_option("--top-rounds", o.top_rounds, "rounds of that re-measure; a finalist's figure is their median")
+  sub->add_option("--top-rounds", o.top_rounds,
+                  "rounds of that re-measure; a finalist's figure is their median (0: none, the duel alone ranks; "
+                  "the default with --budget)")
       ->capture_default_str()
       ->check(top_rounds_check());
   sub->add_option("--duel-rounds", o.duel_rounds,
@@ -117,6 +119,9 @@ Runner setup_tune(CLI::App* sub) {
     if (!a->budget.empty()) {
       n.budget_s = parse_duration(a->budget);
       n.trials_cap = sub->count("--trials") > 0;
+      // The duel, in three processes, ranks as well as the re-measure does at
+      // a tenth of its time (docs/budget.md): the budget goes to the search.
+      if (sub->count("--top-rounds") == 0) n.tune.top_rounds = 0;
       if (n.tune.out_dir.empty())
         throw Error("--budget keeps the time it has spent in <out>/budget.json; give --out DIR");
       // One job's budget is its layer's own, beside its log.

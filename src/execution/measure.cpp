@@ -63,7 +63,7 @@ Timing time_calls(const std::function<void()>& call, const TimingProtocol& p, Co
   const bool counted = counters && counters->available();
   ct_clock clock{clock_ns, counted ? counters_start : nullptr, counted ? counters_stop : nullptr, &env};
   const ct_protocol proto{p.min_ms, p.repeat, p.discard, p.probe ? probe_it : nullptr,
-                          const_cast<std::function<void()>*>(&p.probe)};
+                          const_cast<std::function<void()>*>(&p.probe), p.calls};
   std::vector<double> samples(size_t(std::max(1, p.repeat))), probes(samples.size());
   ct_timing t{};
   t.samples_s = samples.data();

@@ -127,7 +127,8 @@ nlohmann::json finalists_json(const std::vector<Finalist>& f) {
 }
 
 std::string finalists_table(const std::vector<Finalist>& f, int rounds, int duel_rounds) {
-  std::string o = fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes", rounds);
+  std::string o = rounds > 0 ? fmt::format("finalists, re-measured in {} interleaved rounds of fresh processes", rounds)
+                             : std::string("finalists, not re-measured");
   o += duel_rounds > 0 ? fmt::format(", ranked by a duel of {} interleaved rounds in {} processes:\n", duel_rounds,
                                      std::min(kDuelChildren, duel_rounds))
                        : ":\n";

@@ -250,20 +250,22 @@ void run_batch(BudgetedLayer& l, const BudgetBatch& b, Clock::time_point batch_e
 // winner verified and written (tune_stages.h). The layers with most of the
 // model's time come first; a layer whose finalists do not fit in what is
 // left after every later layer's light closing delivers its search's best
-// without them. Estimates are scaled by the most any closed layer took over
-// its own.
+// without them. Once a layer has closed, estimates are scaled by the most any
+// closed layer took over its own (below 1 too: the estimate counts every
+// finalist's build as a whole candidate's time).
 void close_layers(std::vector<BudgetedLayer>& ls, bool interrupted, double left_s) {
   std::vector<size_t> order(ls.size());
   std::iota(order.begin(), order.end(), size_t(0));
   auto share = [&](size_t i) { return ls[i].rule.count * (ls[i].s->res.has_best ? ls[i].s->res.best.seconds : 0); };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return share(a) > share(b); });
-  double light_left = 0, scale = 1;
+  double light_left = 0, most = 0;  // the most a closed layer took over its estimate
   for (const BudgetedLayer& l : ls) light_left += l.rule.light_closing_s;
   const auto t0 = Clock::now();
   for (size_t i : order) {
     BudgetedLayer& l = ls[i];
     TuneSession& s = *l.s;
     light_left -= l.rule.light_closing_s;
+    const double scale = most > 0 ? most : 1;
     const bool finalists = l.rule.closing_s * scale <= left_s - seconds_since(t0) - light_left * scale;
     if (!finalists && s.opt.top > 1 && !interrupted && s.res.has_best) {
       if (!s.opt.quiet)
@@ -279,7 +281,7 @@ void close_layers(std::vector<BudgetedLayer>& ls, bool interrupted, double left_
     tune_deliver(s);
     const double took = seconds_since(t);
     const double estimate = finalists ? l.rule.closing_s : l.rule.light_closing_s;
-    if (estimate > 0) scale = std::max(scale, took / estimate);
+    if (estimate > 0) most = std::max(most, took / estimate);
     s.res.wall_s = l.start_s + l.tuned_s + took;
     set_onednn_ratio(l.onednn, s.res);
   }

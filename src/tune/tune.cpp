@@ -20,7 +20,7 @@ void check_tune_options(const TuneOptions& opt) {
   if (!(std::isfinite(opt.min_repeat_ms) && opt.min_repeat_ms > 0))
     throw Error(fmt::format("--min-repeat-ms is {}; give a positive number of milliseconds", opt.min_repeat_ms));
   if (opt.top < 0) throw Error(fmt::format("--top is {}; give 0 or more", opt.top));
-  if (opt.top_rounds < 1) throw Error(fmt::format("--top-rounds is {}; give at least 1", opt.top_rounds));
+  if (opt.top_rounds < 0) throw Error(fmt::format("--top-rounds is {}; give 0 or more", opt.top_rounds));
   if (opt.duel_rounds < 0) throw Error(fmt::format("--duel-rounds is {}; give 0 or more", opt.duel_rounds));
   if (opt.threads < 1 || opt.threads > 4096)
     throw Error(fmt::format("--threads is {}; give a number of threads in [1, 4096]", opt.threads));

@@ -66,8 +66,9 @@ int rank_finalists_and_check(TuneSession& s) {
   Runner& runner = *s.runner;
   if (res.finalists.size() > 1 && !res.emulated) {  // emulated timings rank nothing
     res.top_rounds = opt.top_rounds;
-    remeasure(runner, res.finalists, s.protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(),
-              opt.shape.real_flops(), res.peak_gflops, stop_requested);
+    if (opt.top_rounds > 0)
+      remeasure(runner, res.finalists, s.protocol, opt.top_rounds, opt.timeout_s, opt.shape.flops(),
+                opt.shape.real_flops(), res.peak_gflops, stop_requested);
     if (opt.duel_rounds > 0) {  // samples a fifth of a measurement: 20 ms at the default
       const DuelSetup ds{s.isa, opt.shape, opt.epilogue, fmt::format("{} ({})", s.table.origin, s.table.created),
                          s.cpu, opt.threads, s.wd->path(), s.jobs, runner.pch_flags(), opt.duel_rounds,

@@ -114,6 +114,21 @@ TEST(TimingProtocol, AColdFirstCallDoesNotSetTheCount) {
   EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
 }
 
+// A count from an earlier calibration is used as it is: the warm-up call,
+// then the measurements of exactly that many calls, no calibration.
+TEST(TimingProtocol, AGivenCallCountSkipsTheCalibration) {
+  Sim s;
+  ct_clock clock{sim_now, nullptr, nullptr, &s};
+  ct_protocol p{1.0, 2, 0, nullptr, nullptr, 7};
+  std::vector<double> samples(2, -1);
+  ct_timing t{};
+  t.samples_s = samples.data();
+  ct_time_calls(sim_call, &s, &p, &clock, &t);
+  EXPECT_EQ(t.calls_per_sample, 7);
+  EXPECT_EQ(s.calls, 1 + 2 * 7);  // a calibration would have run about 1000 calls per measurement
+  EXPECT_DOUBLE_EQ(t.median_s, 1e-6);
+}
+
 // The duel's interquartile range (tune/finalist_duel.cpp) reads quantiles
 // between samples, from any order.
 TEST(Quantile, InterpolatesBetweenSortedNeighbours) {

@@ -144,9 +144,11 @@ TEST(Finalists, OptionsAreChecked) {  // at parse time: exit 2, as every range c
   EXPECT_EQ(r.err,
             "convtune: error: --top: -1 is out of range; give a number of finalists (0 or 1: no re-measure) in [0, "
             "1000]\n");
-  r = run_cli("tune" + kFast + " --top-rounds 0");
+  r = run_cli("tune" + kFast + " --top-rounds -1");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "convtune: error: --top-rounds: 0 is out of range; give a number of rounds in [1, 1000]\n");
+  EXPECT_EQ(r.err,
+            "convtune: error: --top-rounds: -1 is out of range; give a number of rounds (0: the duel alone ranks) in "
+            "[0, 1000]\n");
   r = run_cli("tune" + kFast + " --duel-rounds -1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err,
@@ -210,6 +212,26 @@ TEST(Finalists, DuelRoundsZeroRanksByTheReMeasure) {
     EXPECT_FALSE(fin[i].contains("duel_gflops")) << fin[i];
     if (i > 0) EXPECT_GE(fin[i - 1]["gflops"].get<double>(), fin[i]["gflops"].get<double>());
   }
+}
+
+// --top-rounds 0 (a budget's default): nothing re-measured, the duel alone
+// ranks, and the winner keeps its search figure.
+TEST(Finalists, TopRoundsZeroLeavesTheDuelAloneToRank) {
+  test::TempDir td;
+  auto r = run_cli("tune" + kFast + " --trials 6 --top 3 --top-rounds 0 --duel-rounds 3 --json --out " + td.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["top_rounds"], 0);
+  EXPECT_EQ(j["duel_rounds"], 3);
+  const auto& fin = j["finalists"];
+  ASSERT_EQ(fin.size(), 3u) << j;
+  for (size_t i = 0; i < fin.size(); ++i) {
+    EXPECT_FALSE(fin[i].contains("gflops")) << fin[i];
+    EXPECT_GT(fin[i]["duel_gflops"].get<double>(), 0) << fin[i];
+    if (i > 0) EXPECT_GE(fin[i - 1]["duel_gflops"].get<double>(), fin[i]["duel_gflops"].get<double>());
+  }
+  EXPECT_TRUE(fin[0]["winner"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["best"]["gflops"].get<double>(), j["best"]["search_gflops"].get<double>());
 }
 
 // The duel builds its own shared objects (duelNN, NN the finalist's place

@@ -18,6 +18,7 @@ struct TimingProtocol {
   int repeat;                   // measurements kept
   int discard;                  // measurements thrown away first
   std::function<void()> probe;  // the clock probe (timing.h ct_protocol), or empty
+  int64_t calls = 0;            // calls per measurement from an earlier calibration (0: calibrate)
 };
 
 struct Timing {
