@@ -37,8 +37,9 @@ DEFAULT_RUNS = ["bench/results/zen5-2041daf-paired-200-p5",
                 "bench/results/zen4-092264c-kinds-30",
                 "bench/results/zen4-ade0da5-dilated-30",
                 "bench/results/zen4-155a1c4-grouped-30",
-                "bench/results/zen4-330fdd2-models-t2",
-                "bench/results/zen4-5d9749a-resnet50-t2"]
+                "bench/results/zen4-330fdd2-efficientnet_b0-t2",
+                "bench/results/zen4-5d9749a-resnet50-t2",
+                "bench/results/zen4-5d9749a-mobilenet_v2-t2"]
 ZOO = {"resnet18": ["resnet18-%d" % i for i in range(1, 13)],
        "yolo9000": ["yolo9000-%d" % i for i in (0, 2, 4, 5, 8, 9, 12, 13, 18, 19, 23)]}
 TITLE = {"resnet18": "ResNet-18", "yolo9000": "Yolo-9000",
